@@ -1,0 +1,1 @@
+"""The `tfn` MLIR dialect: the op table, its IRDL definition and builders."""

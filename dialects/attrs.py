@@ -1,0 +1,59 @@
+"""Attribute kinds of the op table and their codec between Python values and MLIR attributes."""
+import numpy as np
+from mlir import ir
+
+from tfn.dialects import dtypes
+from tfn.dialects.types import TensorType
+
+
+def _dense(value):
+    arr, tt = value
+    t = tt.to_mlir()
+    if arr.dtype == np.bool_:
+        return ir.DenseElementsAttr.get(np.packbits(arr.reshape(-1), bitorder="little"), type=t)
+    if tt.dtype.is_unsigned:
+        arr = arr.view(np.int8)
+    return ir.DenseElementsAttr.get(np.require(arr, requirements="C"), type=t)
+
+
+def _undense(attr):
+    attr = ir.DenseElementsAttr(attr)
+    tt = TensorType.from_mlir(attr.type)
+    if attr.is_splat:
+        v = attr.get_splat_value()
+        v = ir.FloatAttr(v).value if tt.dtype.is_floating else ir.IntegerAttr(v).value
+        return np.full(tt.shape, v, dtype=tt.dtype.np), tt
+    if tt.dtype.is_bool:
+        ints = ir.DenseIntElementsAttr(attr)
+        return np.array([bool(ints[i]) for i in range(len(ints))], np.bool_).reshape(tt.shape), tt
+    return np.array(attr).astype(tt.dtype.np).reshape(tt.shape), tt
+
+
+# kind -> (to_mlir(python value), from_mlir(attribute))
+CODECS = {
+    "i64": (lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
+            lambda a: ir.IntegerAttr(a).value),
+    "i64s": (lambda v: ir.DenseI64ArrayAttr.get([int(x) for x in v]),
+             lambda a: tuple(ir.DenseI64ArrayAttr(a))),
+    "f64": (lambda v: ir.FloatAttr.get_f64(float(v)), lambda a: ir.FloatAttr(a).value),
+    "bool": (lambda v: ir.BoolAttr.get(bool(v)), lambda a: ir.BoolAttr(a).value),
+    "dtype": (lambda v: ir.TypeAttr.get(ir.Type.parse(dtypes.as_dtype(v).mlir)),
+              lambda a: dtypes.as_dtype(str(ir.TypeAttr(a).value))),
+    "dense": (_dense, _undense),
+}
+
+
+def to_mlir(kind, value):
+    """Encode a Python attribute value; None (an omitted optional attribute) becomes `unit`."""
+    if value is None:
+        return ir.UnitAttr.get()
+    return CODECS[kind][0](value)
+
+
+def from_mlir(kind, attr):
+    if attr.typeid == ir.UnitAttr.static_typeid:
+        return None
+    try:
+        return CODECS[kind][1](attr)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"expected a {kind} attribute, got {attr}") from e

@@ -1,0 +1,48 @@
+"""TensorFlow's exception classes (`tfn.errors`), defined at the bottom layer so every layer can raise them."""
+
+
+class OpError(Exception):
+    """Base of the errors an op raises at run time, as `tf.errors.OpError`."""
+
+    def __init__(self, message, node_def=None, op=None, error_code=None):
+        super().__init__(message)
+        self.message = message
+        self.node_def = node_def
+        self.op = op
+        self.error_code = error_code
+
+
+class InvalidArgumentError(OpError):
+    pass
+
+
+class NotFoundError(OpError):
+    pass
+
+
+class OutOfRangeError(OpError):
+    pass
+
+
+class UnimplementedError(OpError):
+    pass
+
+
+class InternalError(OpError):
+    pass
+
+
+class FailedPreconditionError(OpError):
+    pass
+
+
+class ResourceExhaustedError(OpError):
+    pass
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    pass
+
+
+class CompileError(InternalError):
+    """tfn could not compile a traced function (an MLIR pass or the native toolchain failed)."""

@@ -1,0 +1,131 @@
+"""Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, logic, select, cast."""
+import numpy as np
+
+from tfn.dialects import dtypes, rules
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.optable import define
+
+
+def _quiet(fn):
+    """Run a NumPy kernel without floating-point warnings (TF's semantics are IEEE's)."""
+    def kernel(arrays, attrs):
+        with np.errstate(all="ignore"):
+            return fn(*arrays)
+    return kernel
+
+
+def _unary(name, fn, allowed, summary, differentiable=True):
+    def infer(types, attrs):
+        rules.allowed(name, types[0].dtype, allowed)
+        return types[0]
+    define(name, ["x"], infer, _quiet(fn), summary=summary, differentiable=differentiable)
+
+
+def _binary(name, fn, allowed, summary, result_dtype=None, differentiable=True):
+    tf = "".join(p.capitalize() for p in name.split("_"))
+
+    def infer(types, attrs):
+        dt = rules.same_dtype(tf, types)
+        rules.allowed(tf, dt, allowed)
+        return rules.tensor(rules.broadcast_shapes(tf, types[0].shape, types[1].shape), result_dtype or dt)
+    define(name, ["x", "y"], infer, _quiet(fn), summary=summary, differentiable=differentiable)
+
+
+def _check_int_divisor(y):
+    if y.dtype.kind in "iu" and np.any(y == 0):
+        raise InvalidArgumentError("Integer division by zero")
+
+
+def _floordiv(x, y):
+    _check_int_divisor(y)
+    return np.floor_divide(x, y)
+
+
+def _floormod(x, y):
+    _check_int_divisor(y)
+    return np.mod(x, y)
+
+
+def _pow(x, y):
+    if x.dtype.kind in "iu" and np.any(y < 0):
+        raise InvalidArgumentError("Integers to negative integer powers are not allowed")
+    return np.power(x, y)
+
+
+def _sigmoid(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def _rsqrt(x):
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def _add(x, y):
+    if x.dtype == object:
+        return np.frompyfunc(lambda a, b: a + b, 2, 1)(x, y).astype(object)
+    return np.add(x, y)
+
+
+SIGNED = rules.SIGNED
+F = rules.FLOATS
+N = rules.NUMERIC
+B = rules.BOOL
+
+_unary("identity", lambda x: x.copy(), rules.ANY, "x")
+_unary("negative", np.negative, SIGNED, "-x")
+_unary("abs", np.abs, SIGNED, "|x|")
+_unary("sign", lambda x: np.sign(x).astype(x.dtype), SIGNED, "-1, 0 or 1 by the sign of x (NaN stays NaN)")
+_unary("square", np.square, N, "x * x")
+_unary("sqrt", np.sqrt, F, "square root")
+_unary("rsqrt", _rsqrt, F, "1 / sqrt(x)")
+_unary("exp", np.exp, F, "e ** x")
+_unary("log", np.log, F, "natural logarithm")
+_unary("tanh", np.tanh, F, "hyperbolic tangent")
+_unary("sigmoid", _sigmoid, F, "1 / (1 + exp(-x))")
+_unary("sin", np.sin, F, "sine")
+_unary("cos", np.cos, F, "cosine")
+_unary("logical_not", np.logical_not, B, "boolean not", differentiable=False)
+
+_binary("add", _add, N + (dtypes.string,), "x + y")
+_binary("subtract", np.subtract, N, "x - y")
+_binary("multiply", np.multiply, N, "x * y")
+_binary("divide", np.true_divide, F, "x / y on floats (the frontend casts integers first, as TF's truediv)")
+_binary("floordiv", _floordiv, N, "floor(x / y)")
+_binary("floormod", _floormod, N, "x - floor(x / y) * y (the sign of y, as Python's %)")
+_binary("pow", _pow, N, "x ** y")
+_binary("maximum", np.maximum, N, "elementwise max (NaN propagates)")
+_binary("minimum", np.minimum, N, "elementwise min (NaN propagates)")
+for _name, _fn in (("equal", np.equal), ("not_equal", np.not_equal)):
+    _binary(_name, _fn, rules.ANY, f"x {'==' if _name == 'equal' else '!='} y", dtypes.bool_, False)
+for _name, _fn, _sym in (("less", np.less, "<"), ("less_equal", np.less_equal, "<="),
+                         ("greater", np.greater, ">"), ("greater_equal", np.greater_equal, ">=")):
+    _binary(_name, _fn, N, f"x {_sym} y", dtypes.bool_, False)
+_binary("logical_and", np.logical_and, B, "x and y", differentiable=False)
+_binary("logical_or", np.logical_or, B, "x or y", differentiable=False)
+
+
+def _select_infer(types, attrs):
+    rules.allowed("SelectV2", types[0].dtype, B)
+    dt = rules.same_dtype("SelectV2", types[1:])
+    return rules.tensor(rules.broadcast_shapes("SelectV2", *(t.shape for t in types)), dt)
+
+
+define("select", ["cond", "x", "y"], _select_infer, lambda a, _: np.where(*a), tf_name="SelectV2",
+       summary="cond ? x : y, broadcasting all three")
+
+
+def _cast_infer(types, attrs):
+    if types[0].dtype.is_string or attrs["dtype"].is_string:
+        raise InvalidArgumentError("Cast between string and numeric tensors is not supported [Op:Cast]")
+    return rules.tensor(types[0].shape, attrs["dtype"])
+
+
+def _cast_kernel(arrays, attrs):
+    with np.errstate(all="ignore"):
+        x, to = arrays[0], attrs["dtype"]
+        if x.dtype.kind == "f" and to.is_integer:
+            x = np.trunc(x)
+        return x.astype(to.np)
+
+
+define("cast", ["x"], _cast_infer, _cast_kernel, {"dtype": "dtype"}, summary="convert to another dtype")

@@ -1,0 +1,110 @@
+"""The op table: one `OpDef` per `tfn` op — operands, attributes, type rule and NumPy reference kernel."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tfn.dialects import attrs as attr_codec
+from tfn.dialects.errors import OpError
+from tfn.dialects.types import TensorType
+
+OPS = {}
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One op of the `tfn` dialect.
+
+    `operands`: operand names; a leading `*` marks one variadic group whose members share one type.
+    `attrs`: attribute name -> kind (see attrs.CODECS); every attribute is present, None encodes as `unit`.
+    `infer(types, attrs) -> list[TensorType]`: the result type rule; raises on invalid operands.
+    `kernel(arrays, attrs) -> ndarray | list[ndarray]`: reference semantics, used eagerly and to fold.
+    `results`: number of results, or "*" for a variadic group of one type (count given by `infer`).
+    """
+
+    name: str
+    operands: tuple
+    infer: object
+    kernel: object
+    attrs: dict = field(default_factory=dict)
+    results: object = 1
+    tf_name: str = ""
+    summary: str = ""
+    differentiable: bool = True
+
+    @property
+    def full_name(self):
+        return "tfn." + self.name
+
+    @property
+    def variadic(self):
+        return any(o.startswith("*") for o in self.operands)
+
+    def infer_types(self, types, attrs):
+        out = self.infer(list(types), attrs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    def run_kernel(self, arrays, attrs):
+        out = self.kernel(list(arrays), attrs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def define(name, operands, infer, kernel, attrs=None, **kw):
+    """Add an op to the table; the op's name must be new."""
+    if name in OPS:
+        raise ValueError(f"op tfn.{name} is defined twice")
+    op = OpDef(name, tuple(operands), infer, kernel, dict(attrs or {}), tf_name=kw.pop("tf_name", "") or
+               "".join(p.capitalize() for p in name.split("_")), **kw)
+    OPS[name] = op
+    return op
+
+
+def lookup(full_name):
+    """The OpDef of `tfn.<name>`, or None."""
+    if not full_name.startswith("tfn."):
+        return None
+    return OPS.get(full_name[4:])
+
+
+def decode_attrs(opdef, op):
+    """The Python values of an MLIR operation's attributes, by the table's kinds."""
+    values = {}
+    for name, kind in opdef.attrs.items():
+        if name not in op.attributes:
+            raise ValueError(f"'{opdef.full_name}' op requires attribute '{name}'")
+        values[name] = attr_codec.from_mlir(kind, op.attributes[name])
+    return values
+
+
+def encode_attrs(opdef, values):
+    return {name: attr_codec.to_mlir(kind, values.get(name)) for name, kind in opdef.attrs.items()}
+
+
+def _compatible(a, b):
+    return a.dtype is b.dtype and a.rank == b.rank and all(
+        x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
+
+
+def verify(op):
+    """Check one MLIR op against its table entry; returns an error message or None."""
+    opdef = lookup(op.name)
+    if opdef is None:
+        return None
+    try:
+        in_types = [TensorType.from_mlir(v.type) for v in op.operands]
+        out_types = [TensorType.from_mlir(r.type) for r in op.results]
+        values = decode_attrs(opdef, op)
+        expected = opdef.infer_types(in_types, values)
+    except (ValueError, TypeError, KeyError, OpError) as e:
+        return f"'{opdef.full_name}' op {e}"
+    if len(expected) != len(out_types):
+        return f"'{opdef.full_name}' op expects {len(expected)} results, got {len(out_types)}"
+    for i, (want, got) in enumerate(zip(expected, out_types)):
+        if not _compatible(want, got):
+            return (f"'{opdef.full_name}' op result #{i} has type {got.mlir_str()}, "
+                    f"but its operands give {want.mlir_str()}")
+    return None
+
+
+def numpy_result(arr, tt):
+    """Cast a kernel's result to the dtype the type rule promises (NumPy promotes more eagerly than TF)."""
+    return np.asarray(arr).astype(tt.dtype.np, copy=False)

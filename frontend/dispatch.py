@@ -1,0 +1,70 @@
+"""Run one op of the table: eagerly through its NumPy kernel, or into the current trace."""
+import numpy as np
+
+from tfn import graph as graph_mod
+from tfn.dialects import optable
+from tfn.dialects.types import TensorType
+from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+
+
+class OutOfScopeError(TypeError):
+    pass
+
+
+def _check_scope(t, g):
+    if t._graph is not g:
+        raise TypeError(
+            f"{t!r} is out of scope and cannot be used here: it was defined in the trace of "
+            f"'{t._graph.name}', which is not the function being traced now. Return it from that "
+            "function instead of keeping it in a Python variable.")
+
+
+def apply(name, inputs, attrs=None):
+    """Apply `tfn.<name>` to tensors; returns one tensor, or a list when the op has several results."""
+    opdef = optable.OPS[name]
+    attrs = attrs or {}
+    g = graph_mod.current()
+    symbolic = g is not None and any(isinstance(x, SymbolicTensor) for x in inputs)
+    if symbolic:
+        return _apply_symbolic(g, opdef, inputs, attrs)
+    for x in inputs:
+        if isinstance(x, SymbolicTensor):
+            _check_scope(x, g)
+    types = [TensorType(x._shape, x._dtype) for x in inputs]
+    out_types = opdef.infer_types(types, attrs)
+    arrays = opdef.run_kernel([x._value for x in inputs], attrs)
+    outs = [Tensor(optable.numpy_result(a, t), t.dtype) for a, t in zip(arrays, out_types)]
+    return outs if opdef.results != 1 else outs[0]
+
+
+def _apply_symbolic(g, opdef, inputs, attrs):
+    values = []
+    for x in inputs:
+        if isinstance(x, SymbolicTensor):
+            _check_scope(x, g)
+            values.append(x)
+        else:
+            values.append(g.constant(x))
+    types = [TensorType(x._shape, x._dtype) for x in values]
+    out_types = opdef.infer_types(types, attrs)
+    outs = g.emit(opdef, values, attrs, out_types)
+    return outs if opdef.results != 1 else outs[0]
+
+
+def tensors(*values, dtype_from=None):
+    """Convert op inputs: tensors pass through; Python values take the dtype of the first tensor."""
+    ref = next((v for v in values if isinstance(v, TensorBase)), None)
+    dtype = ref.dtype if ref is not None and dtype_from is None else dtype_from
+    out = []
+    for v in values:
+        if isinstance(v, TensorBase):
+            out.append(v)
+        elif isinstance(v, np.ndarray) and dtype is not None and dtypes_differ(v, dtype):
+            out.append(convert_to_tensor(v))
+        else:
+            out.append(convert_to_tensor(v, dtype))
+    return out
+
+
+def dtypes_differ(arr, dtype):
+    return arr.dtype != dtype.np

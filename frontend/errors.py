@@ -1,0 +1,13 @@
+"""`tfn.errors`: TensorFlow's exception classes."""
+from tfn.dialects.errors import (  # noqa: F401
+    CompileError,
+    FailedPreconditionError,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    OpError,
+    OperatorNotAllowedInGraphError,
+    OutOfRangeError,
+    ResourceExhaustedError,
+    UnimplementedError,
+)

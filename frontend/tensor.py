@@ -1,0 +1,342 @@
+"""Eager tensors (NumPy-backed, immutable), symbolic tensors (an MLIR value in a trace), conversion."""
+import numpy as np
+
+from tfn import dtypes
+from tfn.dialects.errors import OperatorNotAllowedInGraphError
+from tfn.tensor_shape import TensorShape
+
+
+class TensorBase:
+    """The operator surface shared by eager and symbolic tensors (each operator is a tfn op)."""
+
+    __slots__ = ()
+    __array_priority__ = 100  # NumPy defers to our operators: np_array + tensor -> tensor
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def shape(self):
+        return TensorShape(self._shape)
+
+    def get_shape(self):
+        return self.shape
+
+    def __add__(self, other):
+        return _math().add(self, other)
+
+    def __radd__(self, other):
+        return _math().add(other, self)
+
+    def __sub__(self, other):
+        return _math().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _math().subtract(other, self)
+
+    def __mul__(self, other):
+        return _math().multiply(self, other)
+
+    def __rmul__(self, other):
+        return _math().multiply(other, self)
+
+    def __truediv__(self, other):
+        return _math().truediv(self, other)
+
+    def __rtruediv__(self, other):
+        return _math().truediv(other, self)
+
+    def __floordiv__(self, other):
+        return _math().floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        return _math().floordiv(other, self)
+
+    def __mod__(self, other):
+        return _math().floormod(self, other)
+
+    def __rmod__(self, other):
+        return _math().floormod(other, self)
+
+    def __pow__(self, other):
+        return _math().pow(self, other)
+
+    def __rpow__(self, other):
+        return _math().pow(other, self)
+
+    def __matmul__(self, other):
+        return _math().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _math().matmul(other, self)
+
+    def __neg__(self):
+        return _math().negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _math().abs(self)
+
+    def __invert__(self):
+        return _math().logical_not(self)
+
+    def __and__(self, other):
+        return _math().logical_and(self, other)
+
+    def __rand__(self, other):
+        return _math().logical_and(other, self)
+
+    def __or__(self, other):
+        return _math().logical_or(self, other)
+
+    def __ror__(self, other):
+        return _math().logical_or(other, self)
+
+    def __lt__(self, other):
+        return _math().less(self, other)
+
+    def __le__(self, other):
+        return _math().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _math().greater(self, other)
+
+    def __ge__(self, other):
+        return _math().greater_equal(self, other)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return _math().equal(self, other)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return _math().not_equal(self, other)
+
+    __hash__ = None  # as TF 2: elementwise `==` makes tensors unhashable (use id() or .ref())
+
+    def __getitem__(self, key):
+        from tfn import array_ops
+        return array_ops.getitem(self, key)
+
+
+def _math():
+    from tfn import math_ops
+    return math_ops
+
+
+class Tensor(TensorBase):
+    """An eager tensor: an immutable NumPy array with a dtype and a shape."""
+
+    __slots__ = ("_value", "_dtype", "_shape", "__weakref__")
+
+    def __init__(self, value, dtype=None):
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.as_dtype(value.dtype)
+        if not dt.is_string:
+            value = np.asarray(value, dtype=dt.np)
+            if not value.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+                value = value.copy()
+        value.flags.writeable = False
+        self._value = value
+        self._dtype = dt
+        self._shape = value.shape
+
+    @classmethod
+    def _trusted(cls, value, dtype):
+        """Wrap an array already of `dtype` and C-contiguous (the runtime's outputs) without checks."""
+        t = object.__new__(cls)
+        t._value = value
+        t._dtype = dtype
+        t._shape = value.shape
+        return t
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def numpy(self):
+        """The value as a NumPy array (a 0-d value as a NumPy scalar), as TF's `.numpy()`."""
+        v = self._value
+        return v[()] if v.ndim == 0 else v
+
+    def __array__(self, dtype=None, copy=None):
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len is not well defined for a rank-0 Tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        if not self._dtype.is_integer or self._value.ndim:
+            raise TypeError("Only integer scalar tensors can be converted to an index")
+        return int(self._value)
+
+    def _text(self, is_repr):
+        if self._dtype.is_string:
+            v = self._value
+            text = repr(v[()]) if v.ndim == 0 else np.array2string(v, separator=" ")
+        elif is_repr and self._value.ndim:
+            text = repr(self._value)
+        else:
+            text = str(self._value)
+        return text
+
+    def __str__(self):
+        text = self._text(False)
+        nl = "\n" if "\n" in text else ""
+        return f"tfn.Tensor({nl}{text}, shape={self.shape}, dtype={self._dtype.name})"
+
+    def __repr__(self):
+        text = self._text(True)
+        nl = "\n" if "\n" in text else ""
+        return f"<tfn.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={nl}{text}>"
+
+    def __reduce__(self):
+        return (Tensor, (np.array(self._value), self._dtype.name))
+
+
+class SymbolicTensor(TensorBase):
+    """A tensor inside a trace: an MLIR value with a static type; it has no value until the function runs."""
+
+    __slots__ = ("_mlir", "_dtype", "_shape", "_graph", "_name", "__weakref__")
+
+    def __init__(self, value, ttype, graph, name):
+        self._mlir = value
+        self._dtype = ttype.dtype
+        self._shape = ttype.shape
+        self._graph = graph
+        self._name = name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def graph(self):
+        return self._graph
+
+    def __repr__(self):
+        return f'Tensor("{self._name}", shape={self.shape}, dtype={self._dtype.name})'
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        raise OperatorNotAllowedInGraphError(
+            f"Using a symbolic `tfn.Tensor` ({self._name}) as a Python `bool` is not allowed: its value is "
+            "only known when the function runs. Use tfn.cond/tfn.where, or let AutoGraph convert the `if`.")
+
+    def __len__(self):
+        if self._shape and self._shape[0] is not None:
+            return self._shape[0]
+        raise TypeError(f"len is not well defined for the symbolic Tensor {self._name} of shape {self.shape}")
+
+    def __iter__(self):
+        if not self._shape or self._shape[0] is None:
+            raise OperatorNotAllowedInGraphError(
+                f"Iterating over the symbolic `tfn.Tensor` {self._name} of shape {self.shape} is not allowed.")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __index__(self):
+        raise TypeError(f"The symbolic Tensor {self._name} cannot be used as a Python index")
+
+    def numpy(self):
+        raise NotImplementedError(f"numpy() is only available when eager execution is enabled; "
+                                  f"{self._name} is a symbolic tensor of a trace")
+
+
+def is_tensor(x):
+    return isinstance(x, TensorBase)
+
+
+def _infer_python_dtype(value):
+    arr = np.asarray(value)
+    if arr.dtype.kind in "SUO":
+        return dtypes.string, arr
+    if arr.dtype == np.float64 and not isinstance(value, np.ndarray) and not isinstance(value, np.floating):
+        return dtypes.float32, arr
+    if arr.dtype == np.int64 and not isinstance(value, np.ndarray) and not isinstance(value, np.integer):
+        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
+            return dtypes.int64, arr
+        return dtypes.int32, arr
+    return dtypes.as_dtype(arr.dtype), arr
+
+
+def _string_array(value):
+    arr = np.asarray(value, dtype=object)
+    enc = np.frompyfunc(lambda s: s.encode() if isinstance(s, str) else bytes(s), 1, 1)
+    return enc(arr).astype(object) if arr.size else arr
+
+
+def convert_to_numpy(value, dtype=None):
+    """(ndarray, DType) for a Python/NumPy value, by TF's rules (float -> float32, int -> int32)."""
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype)
+        if dt.is_string:
+            return _string_array(value), dt
+        arr = np.asarray(value)
+        if arr.dtype.kind in "SUO":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
+        if arr.dtype.kind == "f" and not dt.is_floating and arr.size and not np.all(np.isfinite(arr) &
+                                                                                  (arr == np.trunc(arr))):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
+        if arr.dtype.kind == "b" and not dt.is_bool:
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
+        with np.errstate(all="ignore"):
+            return arr.astype(dt.np), dt
+    dt, arr = _infer_python_dtype(value)
+    if dt.is_string:
+        return _string_array(value), dt
+    return arr.astype(dt.np, copy=False), dt
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """An eager tensor from a Python or NumPy value (`tf.constant`)."""
+    if isinstance(value, Tensor) and dtype is None and shape is None:
+        return value
+    if isinstance(value, TensorBase):
+        value = np.asarray(value)
+    arr, dt = convert_to_numpy(value, dtype)
+    if shape is not None:
+        shape = tuple(shape)
+        if arr.size == 1:
+            arr = np.broadcast_to(arr.reshape(()), shape).copy()
+        elif int(np.prod(shape)) == arr.size:
+            arr = arr.reshape(shape)
+        else:
+            raise TypeError(f"Expected Tensor's shape: {shape}, but got {arr.shape}.")
+    return Tensor(arr, dt)
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """A tensor (eager or symbolic) from a tensor or a Python value; checks the dtype if given."""
+    if isinstance(value, TensorBase):
+        if dtype is not None and value.dtype is not dtypes.as_dtype(dtype):
+            raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} "
+                             f"for Tensor with dtype {value.dtype.name}: {value!r}")
+        return value
+    if hasattr(value, "_as_tensor"):
+        return value._as_tensor(dtype)
+    return constant(value, dtype)

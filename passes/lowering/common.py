@@ -1,0 +1,144 @@
+"""Builders shared by the lowering patterns: the rewrite context, dims, empty tensors, linalg.generic."""
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from tfn.dialects import types as ttypes
+
+PATTERNS = {}
+
+
+def pattern(*op_names):
+    """Register a lowering pattern `fn(rw) -> list[Value]` for each `tfn.<name>` given."""
+    def deco(fn):
+        for name in op_names:
+            full = name if name.startswith("tfn.") else "tfn." + name
+            if full in PATTERNS:
+                raise ValueError(f"two lowering patterns for {full}")
+            PATTERNS[full] = fn
+        return fn
+    return deco
+
+
+class Rewrite:
+    """What a pattern sees of the op it replaces: current operands, the op's original tfn types, attrs."""
+
+    __slots__ = ("op", "name", "operands", "in_types", "out_types", "attrs")
+
+    def __init__(self, op, in_types, out_types, attrs):
+        self.op = op
+        self.name = op.name
+        self.operands = list(op.operands)
+        self.in_types = in_types
+        self.out_types = out_types
+        self.attrs = attrs
+
+    @property
+    def out(self):
+        return self.out_types[0]
+
+
+def index(i):
+    return arith.constant(ir.IndexType.get(), int(i))
+
+
+def dim(value, i):
+    """The size of dimension i of a ranked tensor value, as an index."""
+    return tensor.dim(value, index(i))
+
+
+def dynamic_sizes(out_type, sources):
+    """Index values for out_type's dynamic dims, each read from a source (value, tfn type, axis map).
+
+    `sources` is a list of (value, TensorType, axes) where axes[i] is the output dim that the
+    source's dim i equals (or None).
+    """
+    sizes = []
+    for d, size in enumerate(out_type.shape):
+        if size is not None:
+            continue
+        for value, tt, axes in sources:
+            hit = [i for i, a in enumerate(axes) if a == d and tt.shape[i] is None]
+            if hit:
+                sizes.append(dim(value, hit[0]))
+                break
+        else:
+            raise ValueError(f"cannot find the size of dynamic dim {d} of {out_type.mlir_str()}")
+    return sizes
+
+
+def empty(out_type, dyn_sizes=()):
+    """tensor.empty of a tfn type (unsigned lowered to signless) with the given dynamic sizes."""
+    dyn = iter(dyn_sizes)
+    sizes = [next(dyn) if d is None else d for d in out_type.shape]
+    return tensor.EmptyOp(sizes, ttypes.element_type(out_type.dtype)).result
+
+
+def parallel(n):
+    return [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * n
+
+
+def reduction():
+    return ir.Attribute.parse("#linalg.iterator_type<reduction>")
+
+
+def affine_map(rank, exprs):
+    return ir.AffineMap.get(rank, 0, exprs)
+
+
+def identity_map(rank):
+    return ir.AffineMap.get_identity(rank)
+
+
+def generic(inputs, in_maps, outputs, out_maps, iterators, body):
+    """A linalg.generic; `body(*block_args)` builds the region and returns the values to yield."""
+    result_types = [o.type for o in outputs]
+    op = linalg.GenericOp(result_types, inputs, outputs,
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in list(in_maps) + list(out_maps)]),
+                          ir.ArrayAttr.get(list(iterators)))
+    arg_types = [ir.RankedTensorType(v.type).element_type for v in list(inputs) + list(outputs)]
+    block = op.regions[0].blocks.append(*arg_types)
+    with ir.InsertionPoint(block):
+        yielded = body(*block.arguments)
+        linalg.YieldOp(list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
+    return list(op.results)
+
+
+def broadcast_map(in_type, out_type):
+    """The indexing map reading an operand broadcast (NumPy rules) into the output's iteration space."""
+    rank = out_type.rank
+    off = rank - in_type.rank
+    exprs = []
+    for i, d in enumerate(in_type.shape):
+        if d == 1 and out_type.shape[off + i] != 1:
+            exprs.append(ir.AffineConstantExpr.get(0))
+        else:
+            exprs.append(ir.AffineDimExpr.get(off + i))
+    return affine_map(rank, exprs)
+
+
+def broadcast_sources(values, in_types, out_type):
+    """dynamic_sizes sources for operands broadcast into out_type."""
+    rank = out_type.rank
+    return [(v, t, [rank - t.rank + i for i in range(t.rank)]) for v, t in zip(values, in_types)]
+
+
+def store_bool(value):
+    """An i1 result widened to the i8 that bool tensors store."""
+    if str(value.type) == "i1":
+        return arith.extui(ir.IntegerType.get_signless(8), value)
+    return value
+
+
+def load_bool(value):
+    """A stored bool (i8) as an i1 condition."""
+    if str(value.type) == "i1":
+        return value
+    return arith.trunci(ir.IntegerType.get_signless(1), value)
+
+
+def map_elementwise(values, in_types, out_type, body):
+    """A broadcasting elementwise linalg.generic computing `body(*scalars)` into a new out_type tensor."""
+    init = empty(out_type, dynamic_sizes(out_type, broadcast_sources(values, in_types, out_type)))
+    maps = [broadcast_map(t, out_type) for t in in_types]
+    return generic(values, maps, [init], [identity_map(out_type.rank)], parallel(out_type.rank),
+                   lambda *args: store_bool(body(*args[:-1])))[0]

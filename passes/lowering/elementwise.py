@@ -1,0 +1,64 @@
+"""Lowering of elementwise tfn ops to broadcasting linalg.generic ops over arith/math bodies."""
+from mlir.dialects import arith, math
+
+from tfn.passes.lowering import scalar as s
+from tfn.passes.lowering.common import load_bool, map_elementwise, pattern
+
+# op -> fn(dtype, *scalars) building the scalar body; dtype is the operands' tfn dtype.
+UNARY = {
+    "identity": lambda dt, a: a,
+    "negative": s.neg,
+    "abs": s.abs_,
+    "sign": s.sign,
+    "square": lambda dt, a: s.mul(dt, a, a),
+    "sqrt": lambda dt, a: math.sqrt(a),
+    "rsqrt": lambda dt, a: math.rsqrt(a),
+    "exp": lambda dt, a: math.exp(a),
+    "log": lambda dt, a: math.log(a),
+    "tanh": lambda dt, a: math.tanh(a),
+    "sigmoid": lambda dt, a: arith.divf(s.const(dt, 1), arith.addf(s.const(dt, 1), math.exp(arith.negf(a)))),
+    "sin": lambda dt, a: math.sin(a),
+    "cos": lambda dt, a: math.cos(a),
+    "logical_not": lambda dt, a: arith.xori(a, s.const(dt, 1)),
+}
+
+BINARY = {
+    "add": s.add,
+    "subtract": s.sub,
+    "multiply": s.mul,
+    "divide": lambda dt, a, b: arith.divf(a, b),
+    "floordiv": s.floordiv,
+    "floormod": s.floormod,
+    "pow": s.pow_,
+    "maximum": s.maximum,
+    "minimum": s.minimum,
+    "equal": lambda dt, a, b: s.cmp(dt, "eq", a, b),
+    "not_equal": lambda dt, a, b: s.cmp(dt, "ne", a, b),
+    "less": lambda dt, a, b: s.cmp(dt, "lt", a, b),
+    "less_equal": lambda dt, a, b: s.cmp(dt, "le", a, b),
+    "greater": lambda dt, a, b: s.cmp(dt, "gt", a, b),
+    "greater_equal": lambda dt, a, b: s.cmp(dt, "ge", a, b),
+    "logical_and": lambda dt, a, b: arith.andi(a, b),
+    "logical_or": lambda dt, a, b: arith.ori(a, b),
+}
+
+
+@pattern(*UNARY, *BINARY)
+def lower_elementwise(rw):
+    """tfn.<op>(x[, y]) -> linalg.generic with NumPy broadcasting maps and the op's scalar body."""
+    body = (UNARY.get(rw.name[4:]) or BINARY[rw.name[4:]])
+    dt = rw.in_types[0].dtype
+    return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda *xs: body(dt, *xs))]
+
+
+@pattern("select")
+def lower_select(rw):
+    """tfn.select(c, x, y) -> linalg.generic { arith.select }."""
+    return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda c, x, y: arith.select(load_bool(c), x, y))]
+
+
+@pattern("cast")
+def lower_cast(rw):
+    """tfn.cast(x) -> linalg.generic with the scalar conversion."""
+    src, dst = rw.in_types[0].dtype, rw.out.dtype
+    return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda a: s.convert(src, dst, a))]

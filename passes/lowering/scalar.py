@@ -1,0 +1,145 @@
+"""Scalar arithmetic on MLIR values by tfn dtype: the bodies of elementwise kernels."""
+from mlir import ir
+from mlir.dialects import arith, math
+
+from tfn.dialects import types as ttypes
+
+
+def const(dtype, value):
+    """A scalar arith.constant of a tfn dtype."""
+    t = ttypes.element_type(dtype)
+    if dtype.is_floating:
+        return arith.constant(t, float(value))
+    return arith.constant(t, int(value))
+
+
+def cmp(dtype, pred, a, b):
+    """arith.cmpf/cmpi by a predicate name: eq ne lt le gt ge (ordered floats; ne is unordered as in C)."""
+    if dtype.is_floating:
+        fpred = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}[pred]
+        return arith.cmpf(getattr(arith.CmpFPredicate, fpred.upper()), a, b)
+    if pred in ("eq", "ne"):
+        ipred = pred
+    else:
+        ipred = ("u" if dtype.is_unsigned or dtype.is_bool else "s") + pred
+    return arith.cmpi(getattr(arith.CmpIPredicate, ipred), a, b)
+
+
+def add(dt, a, b):
+    return arith.addf(a, b) if dt.is_floating else arith.addi(a, b)
+
+
+def sub(dt, a, b):
+    return arith.subf(a, b) if dt.is_floating else arith.subi(a, b)
+
+
+def mul(dt, a, b):
+    return arith.mulf(a, b) if dt.is_floating else arith.muli(a, b)
+
+
+def _safe_divisor(dt, b):
+    """Integer divisors of 0 become 1 so that compiled code never traps (NumPy's result: 0)."""
+    zero, one = const(dt, 0), const(dt, 1)
+    is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, zero)
+    return is_zero, arith.select(is_zero, one, b)
+
+
+def _zero_if(dt, is_zero, value):
+    return arith.select(is_zero, const(dt, 0), value)
+
+
+def floordiv(dt, a, b):
+    if dt.is_floating:
+        return math.floor(arith.divf(a, b))
+    is_zero, b = _safe_divisor(dt, b)
+    if dt.is_unsigned:
+        return _zero_if(dt, is_zero, arith.divui(a, b))
+    # INT_MIN // -1 overflows and traps on x86: compute it as -a (wrapping), as NumPy does.
+    minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, const(dt, -1))
+    safe_b = arith.select(minus_one, const(dt, 1), b)
+    q = arith.floordivsi(a, safe_b)
+    q = arith.select(minus_one, arith.subi(const(dt, 0), a), q)
+    return _zero_if(dt, is_zero, q)
+
+
+def floormod(dt, a, b):
+    if dt.is_floating:
+        # Python's %: fmod, then shift by b when the remainder's sign differs from b's.
+        r = arith.remf(a, b)
+        zero = const(dt, 0)
+        fix = arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero),
+                         arith.xori(arith.cmpf(arith.CmpFPredicate.OLT, r, zero),
+                                    arith.cmpf(arith.CmpFPredicate.OLT, b, zero)))
+        return arith.select(fix, arith.addf(r, b), r)
+    is_zero, b = _safe_divisor(dt, b)
+    if dt.is_unsigned:
+        return _zero_if(dt, is_zero, arith.remui(a, b))
+    minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, const(dt, -1))
+    b = arith.select(minus_one, const(dt, 1), b)  # x % -1 == 0, and INT_MIN % -1 would trap
+    r = arith.remsi(a, b)
+    zero = const(dt, 0)
+    fix = arith.andi(arith.cmpi(arith.CmpIPredicate.ne, r, zero),
+                     arith.xori(arith.cmpi(arith.CmpIPredicate.slt, r, zero),
+                                arith.cmpi(arith.CmpIPredicate.slt, b, zero)))
+    return _zero_if(dt, is_zero, arith.select(fix, arith.addi(r, b), r))
+
+
+def pow_(dt, a, b):
+    if dt.is_floating:
+        return math.powf(a, b)
+    return math.ipowi(a, b)
+
+
+def maximum(dt, a, b):
+    if dt.is_floating:
+        return arith.maximumf(a, b)
+    return arith.maxui(a, b) if dt.is_unsigned else arith.maxsi(a, b)
+
+
+def minimum(dt, a, b):
+    if dt.is_floating:
+        return arith.minimumf(a, b)
+    return arith.minui(a, b) if dt.is_unsigned else arith.minsi(a, b)
+
+
+def neg(dt, a):
+    return arith.negf(a) if dt.is_floating else arith.subi(const(dt, 0), a)
+
+
+def sign(dt, a):
+    zero = const(dt, 0)
+    if dt.is_floating:
+        pos = arith.uitofp(a.type, arith.cmpf(arith.CmpFPredicate.OGT, a, zero))
+        neg_ = arith.uitofp(a.type, arith.cmpf(arith.CmpFPredicate.OLT, a, zero))
+        s = arith.subf(pos, neg_)
+        is_nan = arith.cmpf(arith.CmpFPredicate.UNO, a, a)
+        return arith.select(is_nan, a, s)
+    pos = arith.extui(a.type, arith.cmpi(arith.CmpIPredicate.sgt, a, zero))
+    neg_ = arith.extui(a.type, arith.cmpi(arith.CmpIPredicate.slt, a, zero))
+    return arith.subi(pos, neg_)
+
+
+def abs_(dt, a):
+    return math.absf(a) if dt.is_floating else math.absi(a)
+
+
+def convert(src, dst, a):
+    """Cast a scalar between tfn dtypes (float→int truncates toward zero, to bool is `!= 0`)."""
+    st, dt_ = ttypes.element_type(src), ttypes.element_type(dst)
+    if src is dst:
+        return a
+    if dst.is_bool:
+        return cmp(src, "ne", a, const(src, 0))  # i1; the elementwise builder stores it as i8
+    if src.is_floating and dst.is_floating:
+        sw, dw = ir.FloatType(st).width, ir.FloatType(dt_).width
+        return arith.extf(dt_, a) if dw > sw else arith.truncf(dt_, a)
+    if src.is_floating:
+        return arith.fptoui(dt_, a) if dst.is_unsigned else arith.fptosi(dt_, a)
+    if dst.is_floating:
+        return arith.uitofp(dt_, a) if (src.is_unsigned or src.is_bool) else arith.sitofp(dt_, a)
+    sw, dw = ir.IntegerType(st).width, ir.IntegerType(dt_).width
+    if dw > sw:
+        return arith.extui(dt_, a) if (src.is_unsigned or src.is_bool) else arith.extsi(dt_, a)
+    if dw < sw:
+        return arith.trunci(dt_, a)
+    return a

@@ -1,0 +1,83 @@
+"""tfn's passes by name, and PassManager construction mixing them with upstream passes."""
+from dataclasses import dataclass
+
+from mlir.passmanager import PassManager
+
+PASSES = {}
+
+
+class PassFailure(Exception):
+    """A tfn pass failed; its diagnostics were already emitted at the offending ops' locations."""
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    summary: str
+    run: object  # fn(module_operation) -> None; emits diagnostics and raises PassFailure on error
+
+
+def register(name, summary):
+    """Decorator registering `fn(module_op)` as the tfn pass `name`."""
+    def deco(fn):
+        if name in PASSES:
+            raise ValueError(f"pass {name} registered twice")
+        PASSES[name] = Pass(name, summary, fn)
+        return fn
+    return deco
+
+
+def _external(p):
+    def run(op, pass_):
+        try:
+            p.run(op)
+        except PassFailure:
+            pass_.signal_pass_failure()
+    run.__name__ = p.name.replace("-", "_")
+    return run
+
+
+def split_pipeline(text):
+    """Split a textual pipeline at its top-level commas, dropping an outer `builtin.module(...)`."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        text = text[len("builtin.module("):-1]
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _ensure_loaded():
+    from tfn.passes import all_passes  # noqa: F401  (registers every tfn pass and pipeline)
+
+
+def add_to(pm, pipeline):
+    """Append a textual pipeline to a PassManager; tfn pass and pipeline names are expanded here."""
+    _ensure_loaded()
+    from tfn.passes.pipelines import PIPELINES
+    for element in split_pipeline(pipeline):
+        name = element.split("{", 1)[0].strip()
+        if name in PIPELINES:
+            add_to(pm, PIPELINES[name].text)
+        elif name in PASSES:
+            pm.add(_external(PASSES[name]), name=name, argument=name, description=PASSES[name].summary)
+        else:
+            pm.add(element)  # upstream; raises ValueError naming the element when unknown
+    return pm
+
+
+def pass_manager(pipeline, context=None):
+    """A PassManager on builtin.module running `pipeline` (tfn and upstream names)."""
+    pm = PassManager("builtin.module", context=context)
+    return add_to(pm, pipeline)

@@ -1,0 +1,58 @@
+"""tfn-to-linalg: lower every tfn op to linalg/tensor/arith/math with the op's registered pattern."""
+from mlir import ir
+
+from tfn.dialects import optable
+from tfn.dialects import types as ttypes
+from tfn.dialects.types import TensorType
+from tfn.passes.lowering import elementwise, misc  # noqa: F401  (register patterns)
+from tfn.passes.lowering.common import PATTERNS, Rewrite
+from tfn.passes.registry import PassFailure, register
+from tfn.passes.tfn_verify import verify_module
+from tfn.passes.walk import funcs, tfn_ops
+
+
+def _signless(t):
+    """A tensor type with unsigned elements made signless; other types unchanged."""
+    if t.typeid != ir.RankedTensorType.static_typeid:
+        return t
+    try:
+        return ttypes.lowered_tensor_type(TensorType.from_mlir(t))
+    except (TypeError, ValueError):
+        return t
+
+
+def _retype_signature(fn):
+    """Unsigned tensors become signless in the function's arguments and results."""
+    entry = fn.regions[0].blocks[0]
+    for arg in entry.arguments:
+        arg.set_type(_signless(arg.type))
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    new = ir.FunctionType.get([_signless(t) for t in ftype.inputs], [_signless(t) for t in ftype.results])
+    fn.attributes["function_type"] = ir.TypeAttr.get(new)
+
+
+def lower_module(module_op):
+    """Replace each tfn op by its pattern's values; unknown ops get an error at their location."""
+    if verify_module(module_op):
+        raise PassFailure()
+    ops = tfn_ops(module_op)
+    # Patterns see the original tfn types: lowering rewrites unsigned tensors to signless ones.
+    plan = [(op, [TensorType.from_mlir(v.type) for v in op.operands],
+             [TensorType.from_mlir(r.type) for r in op.results]) for op in ops]
+    for fn in funcs(module_op):
+        _retype_signature(fn)
+    for op, in_types, out_types in plan:
+        fn = PATTERNS.get(op.name)
+        if fn is None:
+            op.location.emit_error(f"'{op.name}' op has no lowering to linalg")
+            raise PassFailure()
+        opdef = optable.lookup(op.name)
+        rw = Rewrite(op, in_types, out_types, optable.decode_attrs(opdef, op))
+        with ir.InsertionPoint(op), op.location:
+            new_values = fn(rw)
+        for old, new in zip(op.results, new_values):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+
+register("tfn-to-linalg", "Lower tfn ops to linalg, tensor, arith and math")(lower_module)

@@ -1,0 +1,43 @@
+"""Compile an LLVM-dialect module into a shared object."""
+import os
+import shutil
+import subprocess
+
+from mlir.execution_engine import ExecutionEngine
+
+from tfn.dialects.errors import CompileError
+from tfn.runtime import cache, toolchain
+
+
+def build_shared_object(llvm_module, opt_level=3):
+    """Code-generate `llvm_module` (LLVM dialect) and link it into a new .so; returns its path."""
+    work = cache.scratch_dir()
+    obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
+    try:
+        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=[toolchain.C_RUNNER_UTILS],
+                                 enable_pic=True)
+        engine.dump_to_object_file(obj)
+    except Exception as e:  # the engine reports LLVM failures as generic exceptions
+        shutil.rmtree(work, ignore_errors=True)
+        raise CompileError(f"LLVM code generation failed: {e}") from None
+    cmd = [toolchain.linker(), "-shared", "-o", so, obj, f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils",
+           f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        raise CompileError(f"linking the compiled function failed: {proc.stderr.strip()}")
+    os.unlink(obj)
+    return so, work
+
+
+def compile_cached(llvm_module, k):
+    """(path of the .so for key k, a scratch dir to remove once it is loaded or None); builds on a miss."""
+    hit = cache.lookup(k)
+    if hit:
+        return hit, None
+    so, work = build_shared_object(llvm_module)
+    path = cache.store(k, so)
+    if path != so:
+        shutil.rmtree(work, ignore_errors=True)
+        return path, None
+    return path, work
