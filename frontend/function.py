@@ -81,7 +81,7 @@ class ConcreteFunction:
                 _run_pipeline(module.operation, "tfn-pipeline", self.name)
                 so, scratch = compiler.compile_cached(module, k)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
-        self._executable = Executable(so, self.graph.name, in_types, graph_output_types(self.graph), scratch)
+        self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch)
 
     def _call_flat(self, arrays):
         if self._executable is None:

@@ -1,5 +1,6 @@
 """A trace in progress: a `func.func` in the tfn dialect that ops append to, with user source locations."""
 import os
+import re
 import sys
 import threading
 
@@ -11,7 +12,9 @@ from tfn.dialects import context, optable
 from tfn.dialects.types import TensorType
 from tfn.tensor import SymbolicTensor
 
-_TFN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# tfn's own source folders; frames there are internal (the repo's tests and examples are user code)
+_TFN_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("frontend", "dialects", "passes", "runtime", "tools"))
 _state = threading.local()
 
 
@@ -24,7 +27,7 @@ def current():
 def user_frame():
     """The innermost stack frame outside tfn's own source (the user's line)."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_TFN_DIR):
+    while f is not None and f.f_code.co_filename.startswith(_TFN_DIRS):
         f = f.f_back
     return f
 
@@ -34,6 +37,9 @@ class FuncGraph:
 
     def __init__(self, name):
         self.name = name
+        # The symbol is prefixed so a function named like a C library function (tanh, exp) never
+        # interposes that function in the process.
+        self.symbol = "__inference_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
         self.ctx = context.shared_context()
         self._names = {}
         self.inputs = []
@@ -41,7 +47,7 @@ class FuncGraph:
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
-                self.func = func.FuncOp(name, ir.FunctionType.get([], []))
+                self.func = func.FuncOp(self.symbol, ir.FunctionType.get([], []))
             self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             self.block = self.func.add_entry_block()
         self.ip = ir.InsertionPoint(self.block)
