@@ -7,14 +7,17 @@ import threading
 from mlir import ir
 from mlir.dialects import func
 
+import tfn.dialects
+import tfn.passes
+import tfn.runtime
 from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
 from tfn.dialects.types import TensorType
 from tfn.tensor import SymbolicTensor
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# tfn's own source folders; frames there are internal (the repo's tests and examples are user code)
-_TFN_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("frontend", "dialects", "passes", "runtime", "tools"))
+# tfn's own source folders, wherever the package is installed; frames there are internal.
+_TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                  for m in (sys.modules["tfn"], tfn.dialects, tfn.passes, tfn.runtime))
 _state = threading.local()
 
 

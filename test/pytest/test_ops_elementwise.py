@@ -36,7 +36,7 @@ def test_unary(name, fn, ref, dts):
     for dt in dts:
         x = rand((3, 4), dt, RNG, low=1 if _positive(name) else -5)
         with np.errstate(all="ignore"):
-            check(fn, lambda a: ref(a).astype(dt), x)
+            check(fn, lambda a, dt=dt: ref(a).astype(dt), x)
 
 
 BINARY = [
