@@ -3,6 +3,7 @@ import numpy as np
 
 from tfn import graph as graph_mod
 from tfn.dialects import optable
+from tfn.dialects.errors import OpError
 from tfn.dialects.types import TensorType
 from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 
@@ -46,9 +47,27 @@ def _apply_symbolic(g, opdef, inputs, attrs):
         else:
             values.append(g.constant(x))
     types = [TensorType(x._shape, x._dtype) for x in values]
-    out_types = opdef.infer_types(types, attrs)
+    try:
+        out_types = opdef.infer_types(types, attrs)
+    except (OpError, ValueError, TypeError) as e:
+        raise _with_user_line(e, g) from None
     outs = g.emit(opdef, values, attrs, out_types)
     return outs if opdef.results != 1 else outs[0]
+
+
+def _with_user_line(error, g):
+    """The same error with the user's file:line and the traced function named in its message."""
+    f = graph_mod.user_frame()
+    if f is None:
+        return error
+    where = f"\n  in tfn.function '{g.name}' at {f.f_code.co_filename}:{f.f_lineno}"
+    args = (str(error.args[0] if error.args else error) + where,)
+    if isinstance(error, OpError):
+        return type(error)(args[0], error.node_def, error.op)
+    try:
+        return type(error)(*args)
+    except TypeError:
+        return error
 
 
 def tensors(*values, dtype_from=None):

@@ -193,7 +193,7 @@ class Tensor(TensorBase):
     def _text(self, is_repr):
         if self._dtype.is_string:
             v = self._value
-            text = repr(v[()]) if v.ndim == 0 else np.array2string(v, separator=" ")
+            text = repr(v[()]) if v.ndim == 0 else repr(v) if is_repr else np.array2string(v, separator=" ")
         elif is_repr and self._value.ndim:
             text = repr(self._value)
         else:
@@ -287,7 +287,7 @@ def _infer_python_dtype(value):
 def _string_array(value):
     arr = np.asarray(value, dtype=object)
     enc = np.frompyfunc(lambda s: s.encode() if isinstance(s, str) else bytes(s), 1, 1)
-    return enc(arr).astype(object) if arr.size else arr
+    return np.asarray(enc(arr), dtype=object).reshape(arr.shape) if arr.size else arr
 
 
 def convert_to_numpy(value, dtype=None):
