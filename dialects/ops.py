@@ -1,2 +1,10 @@
 """Fill the op table: importing this module defines every `tfn` op."""
-from tfn.dialects import ops_elementwise, ops_misc  # noqa: F401
+from tfn.dialects import (  # noqa: F401  # noqa: F401  # noqa: F401
+    ops_elementwise,
+    ops_fill,
+    ops_gather,
+    ops_linalg,
+    ops_misc,
+    ops_reduction,
+    ops_shape,  # noqa: F401
+)

@@ -1,5 +1,15 @@
 """tfn: TensorFlow's tf.function rebuilt as a compiler on MLIR. `import tfn as tf` runs the guide's programs."""
-from tfn import dtypes, errors, math, nest  # noqa: F401
+from tfn import dtypes, errors, linalg, math, nest  # noqa: F401
+from tfn.array_ops import (  # noqa: F401
+    broadcast_to,
+    concat,
+    expand_dims,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+    unstack,
+)
 from tfn.dtypes import (  # noqa: F401
     DType,
     as_dtype,
@@ -16,7 +26,9 @@ from tfn.dtypes import (  # noqa: F401
     string,
     uint8,
 )
+from tfn.fill_ops import fill, one_hot, ones, ones_like, range, zeros, zeros_like  # noqa: F401
 from tfn.function import ConcreteFunction, PolymorphicFunction, function  # noqa: F401
+from tfn.linalg_ops import matmul  # noqa: F401
 from tfn.math_ops import (  # noqa: F401
     abs,
     add,
@@ -48,6 +60,18 @@ from tfn.math_ops import (  # noqa: F401
     truediv,
     where,
 )
+from tfn.reduction_ops import (  # noqa: F401
+    argmax,
+    argmin,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+)
+from tfn.slicing_ops import gather  # noqa: F401
 from tfn.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
 from tfn.tensor_shape import TensorShape  # noqa: F401
 from tfn.tensor_spec import TensorSpec  # noqa: F401

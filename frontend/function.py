@@ -10,6 +10,7 @@ from tfn import nest
 from tfn.dialects.errors import CompileError
 from tfn.dialects.types import TensorType
 from tfn.passes import pipelines, registry
+from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
 from tfn.runtime.executable import Executable
 from tfn.tensor import SymbolicTensor, Tensor, TensorBase, constant
@@ -81,7 +82,13 @@ class ConcreteFunction:
                 _run_pipeline(module.operation, "tfn-pipeline", self.name)
                 so, scratch = compiler.compile_cached(module, k)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
-        self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch)
+        self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
+                                      on_error=self._error_message)
+
+    def _error_message(self, code, details):
+        """The message of a run-time error the compiled code reported: the op and the user's line."""
+        with self.graph.ctx:
+            return runtime_errors.describe(self.graph.module.operation, code, details, self.graph.symbol)
 
     def _call_flat(self, arrays):
         if self._executable is None:

@@ -34,3 +34,14 @@ from tfn.math_ops import (  # noqa: F401
     tanh,
     truediv,
 )
+from tfn.reduction_ops import (  # noqa: F401
+    argmax,
+    argmin,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+)

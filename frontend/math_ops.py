@@ -101,3 +101,6 @@ def where(condition, x=None, y=None, name=None):
 
 def _is_tensor(x):
     return isinstance(x, TensorBase)
+
+
+from tfn.linalg_ops import matmul  # noqa: E402,F401  (TensorBase.__matmul__ calls math_ops.matmul)

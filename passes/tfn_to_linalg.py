@@ -5,7 +5,13 @@ from tfn.dialects import optable
 from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import elementwise, misc  # noqa: F401  (register patterns)
+from tfn.passes.lowering import fill as _fill_patterns  # noqa: F401
+from tfn.passes.lowering import gather as _gather_patterns  # noqa: F401
+from tfn.passes.lowering import matmul as _matmul_patterns  # noqa: F401
+from tfn.passes.lowering import reduction as _reduction_patterns  # noqa: F401
+from tfn.passes.lowering import shape as _shape_patterns  # noqa: F401
 from tfn.passes.lowering.common import PATTERNS, Rewrite
+from tfn.passes.lowering.runtime_errors import site_codes
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.tfn_verify import verify_module
 from tfn.passes.walk import funcs, tfn_ops
@@ -23,9 +29,9 @@ def _signless(t):
 
 def _retype_signature(fn):
     """Unsigned tensors become signless in the function's arguments and results."""
-    entry = fn.regions[0].blocks[0]
-    for arg in entry.arguments:
-        arg.set_type(_signless(arg.type))
+    for block in list(fn.regions[0].blocks)[:1]:  # a declaration has no entry block
+        for arg in block.arguments:
+            arg.set_type(_signless(arg.type))
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     new = ir.FunctionType.get([_signless(t) for t in ftype.inputs], [_signless(t) for t in ftype.results])
     fn.attributes["function_type"] = ir.TypeAttr.get(new)
@@ -41,13 +47,15 @@ def lower_module(module_op):
              [TensorType.from_mlir(r.type) for r in op.results]) for op in ops]
     for fn in funcs(module_op):
         _retype_signature(fn)
-    for op, in_types, out_types in plan:
+    codes = site_codes([op for op, _, _ in plan])  # the run-time error channel's numbering
+    for (op, in_types, out_types), code in zip(plan, codes):
         fn = PATTERNS.get(op.name)
         if fn is None:
             op.location.emit_error(f"'{op.name}' op has no lowering to linalg")
             raise PassFailure()
         opdef = optable.lookup(op.name)
         rw = Rewrite(op, in_types, out_types, optable.decode_attrs(opdef, op))
+        rw.error_code = code
         with ir.InsertionPoint(op), op.location:
             new_values = fn(rw)
         for old, new in zip(op.results, new_values):

@@ -10,6 +10,9 @@ import shutil
 
 import numpy as np
 
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.passes.lowering.runtime_errors import DETAIL, DETAIL_LEN, FLAG
+
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
@@ -45,8 +48,12 @@ class _Owner:
 class Executable:
     """One compiled function: `__call__(arrays) -> list[np.ndarray]`."""
 
-    def __init__(self, so_path, name, in_types, out_types, scratch=None):
+    def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None):
         self.lib = ctypes.CDLL(so_path)
+        # The run-time error channel (passes/lowering/runtime_errors.py); on_error(code, details) -> message.
+        self._error_flag = _exported(self.lib, FLAG, ctypes.c_int32)
+        self._error_detail = _exported(self.lib, DETAIL, ctypes.c_int64 * DETAIL_LEN)
+        self._on_error = on_error
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped
         self.in_types = list(in_types)
@@ -79,7 +86,17 @@ class Executable:
                 _fill_shape(d, a.shape)
             inputs[p] = a
         self._fn(*self._addrs)
+        if self._error_flag is not None and self._error_flag.value:
+            self._raise_error(inputs)
         return self._collect(inputs)
+
+    def _raise_error(self, inputs):
+        """Reset the error flag, free this call's results and raise the InvalidArgumentError its code names."""
+        code, self._error_flag.value = self._error_flag.value, 0
+        details = list(self._error_detail) if self._error_detail is not None else []
+        self._collect(inputs)  # dropped: the owners free the buffers
+        message = self._on_error(code, details) if self._on_error else f"run-time error (code {code})"
+        raise InvalidArgumentError(message)
 
     def _collect(self, inputs):
         outs, owners = [], {}
@@ -100,10 +117,19 @@ class Executable:
             return np.frombuffer(buf, dtype).reshape(shape).copy()
         if n == 0 or allocated == 0:
             if allocated:
+                owners[allocated] = None  # the same empty buffer may be returned again: free it once
                 _free(allocated)
             return np.empty(shape, dtype)
         owner = owners[allocated] = _Owner(allocated, aligned, shape, dtype)
         return np.asarray(owner)
+
+
+def _exported(lib, name, ctype):
+    """The variable a loaded library exports as `name`, or None."""
+    try:
+        return ctype.in_dll(lib, name)
+    except ValueError:
+        return None
 
 
 def _fill_shape(desc, shape):

@@ -22,7 +22,7 @@ def pattern(*op_names):
 class Rewrite:
     """What a pattern sees of the op it replaces: current operands, the op's original tfn types, attrs."""
 
-    __slots__ = ("op", "name", "operands", "in_types", "out_types", "attrs")
+    __slots__ = ("op", "name", "operands", "in_types", "out_types", "attrs", "error_code")
 
     def __init__(self, op, in_types, out_types, attrs):
         self.op = op
@@ -31,6 +31,7 @@ class Rewrite:
         self.in_types = in_types
         self.out_types = out_types
         self.attrs = attrs
+        self.error_code = 0  # this op's code in the run-time error channel (lowering/runtime_errors.py)
 
     @property
     def out(self):

@@ -1,8 +1,9 @@
 """Lowering of elementwise tfn ops to broadcasting linalg.generic ops over arith/math bodies."""
 from mlir.dialects import arith, math
 
+from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
-from tfn.passes.lowering.common import load_bool, map_elementwise, pattern
+from tfn.passes.lowering.common import dim, index, load_bool, map_elementwise, pattern
 
 # op -> fn(dtype, *scalars) building the scalar body; dtype is the operands' tfn dtype.
 UNARY = {
@@ -43,17 +44,51 @@ BINARY = {
 }
 
 
+def _format_mismatch(details, op):
+    operand, axis, got, want = details[:4]
+    return (f"Incompatible shapes at run time: dimension {axis} of operand #{operand} has size {got}, "
+            f"but the broadcast result has {want} (a dynamic dimension is never broadcast from 1)")
+
+
+for _name in (*UNARY, *BINARY, "select"):
+    runtime_errors.may_fail(_name, _format_mismatch)
+
+
+def check_dynamic_broadcast(rw):
+    """Report operands whose dynamic dims differ at run time from the result's size (out-of-bounds reads)."""
+    out = rw.out
+    sizes = {}
+    for k, (v, t) in enumerate(zip(rw.operands, rw.in_types)):
+        off = out.rank - t.rank
+        for i, d in enumerate(t.shape):
+            if d is not None:
+                continue
+            want = out.shape[off + i]
+            size = dim(v, i)
+            if want is None:
+                if off + i not in sizes:
+                    sizes[off + i] = size  # the result takes its size from the first operand that has one
+                    continue
+                want_v = sizes[off + i]
+            else:
+                want_v = index(want)
+            bad = arith.cmpi(arith.CmpIPredicate.ne, size, want_v)
+            runtime_errors.report(rw, bad, [k, off + i, size, want_v])
+
+
 @pattern(*UNARY, *BINARY)
 def lower_elementwise(rw):
     """tfn.<op>(x[, y]) -> linalg.generic with NumPy broadcasting maps and the op's scalar body."""
     body = (UNARY.get(rw.name[4:]) or BINARY[rw.name[4:]])
     dt = rw.in_types[0].dtype
+    check_dynamic_broadcast(rw)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda *xs: body(dt, *xs))]
 
 
 @pattern("select")
 def lower_select(rw):
     """tfn.select(c, x, y) -> linalg.generic { arith.select }."""
+    check_dynamic_broadcast(rw)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda c, x, y: arith.select(load_bool(c), x, y))]
 
 

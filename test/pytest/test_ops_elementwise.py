@@ -188,3 +188,14 @@ def test_twenty_op_numpy_style_function():
     for n in (2, 9):
         x, y = rand((n, 4), np.float32, RNG), rand((4,), np.float32, RNG)
         assert_close(dyn(tfn.constant(x), tfn.constant(y)).numpy(), ref(x, y))
+
+
+def test_dynamic_dims_that_differ_at_run_time_raise_instead_of_reading_out_of_bounds():
+    f = tfn.function(lambda a, b: a + b, input_signature=[tfn.TensorSpec([None, 4]), tfn.TensorSpec([3, 4])])
+    with pytest.raises(tfn.errors.InvalidArgumentError, match=r"Incompatible shapes at run time(.|\n)*test_ops"):
+        f(tfn.ones([1, 4]), tfn.ones([3, 4]))
+    g = tfn.function(lambda a, b: tfn.where(a > b, a, b),
+                     input_signature=[tfn.TensorSpec([None]), tfn.TensorSpec([None])])
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="operand #1 has size 3"):
+        g(tfn.ones([5]), tfn.ones([3]))
+    assert g(tfn.ones([2]), tfn.zeros([2])).numpy().tolist() == [1.0, 1.0]  # the process and function go on

@@ -1,0 +1,82 @@
+"""Public reductions (`tfn.reduce_sum`, ..., `tfn.math.argmax`) with TF's axis and keepdims conventions."""
+import numpy as np
+
+from tfn import dtypes
+from tfn.api import op_api
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.dispatch import apply
+from tfn.tensor import SymbolicTensor, TensorBase, convert_to_tensor
+
+
+def _static_ints(axis, what):
+    """A Python int or list of ints (or an eager integer tensor) as a flat int64 array."""
+    if isinstance(axis, SymbolicTensor):
+        raise TypeError(f"{what} must be known when the function is traced; got the symbolic tensor {axis.name}")
+    values = np.asarray(axis.numpy() if isinstance(axis, TensorBase) else axis)
+    if values.dtype.kind not in "iu" and values.size:
+        raise TypeError(f"{what} must be an int or a list of ints, got {axis!r}")
+    return values.reshape(-1).astype(np.int64)
+
+
+def reduction_axes(op, x, axis):
+    """TF's `axis` argument (None = all dims; ints may be negative) as sorted unique non-negative axes."""
+    rank = len(x._shape)
+    if axis is None:
+        return tuple(range(rank))
+    out = set()
+    for a in _static_ints(axis, "axis"):
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(f"Invalid reduction dimension ({a} for input with {rank} dimension(s) "
+                                       f"[Op:{op}]")
+        out.add(int(a) % rank)
+    return tuple(sorted(out))
+
+
+def _reduction(name, tf_name, doc):
+    @op_api(name)
+    def fn(input_tensor, axis=None, keepdims=False, name=None):
+        x = convert_to_tensor(input_tensor)
+        return apply(_op, [x], {"axis": reduction_axes(tf_name, x, axis), "keepdims": bool(keepdims)})
+    _op = name
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+reduce_sum = _reduction("reduce_sum", "Sum", "Sum over `axis` (None: all dims), keeping reduced dims as 1s with "
+                        "keepdims.")
+reduce_mean = _reduction("reduce_mean", "Mean", "Mean over `axis`; integer means truncate toward zero, as TF.")
+reduce_prod = _reduction("reduce_prod", "Prod", "Product over `axis` (1 for an empty reduction).")
+reduce_max = _reduction("reduce_max", "Max", "Maximum over `axis` (the dtype's lowest value when empty).")
+reduce_min = _reduction("reduce_min", "Min", "Minimum over `axis` (the dtype's highest value when empty).")
+reduce_any = _reduction("reduce_any", "Any", "Logical or of a bool tensor over `axis`.")
+reduce_all = _reduction("reduce_all", "All", "Logical and of a bool tensor over `axis`.")
+
+
+def _arg_axis(op, x, axis):
+    rank = len(x._shape)
+    if axis is None:
+        axis = 0
+    values = _static_ints(axis, "axis")
+    if values.size != 1:
+        raise InvalidArgumentError(f"dimension must be a scalar, got {values.tolist()} [Op:{op}]")
+    a = int(values[0])
+    if not -rank <= a < rank:
+        raise InvalidArgumentError(f"Expected dimension in the range [{-rank}, {rank}), but got {a} [Op:{op}]")
+    return a % rank
+
+
+def _arg_reduction(name, tf_name, doc):
+    @op_api(name)
+    def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+        x = convert_to_tensor(input)
+        attrs = {"axis": _arg_axis(tf_name, x, axis), "output_type": dtypes.as_dtype(output_type)}
+        return apply(_op, [x], attrs)
+    _op = name
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+argmax = _arg_reduction("argmax", "ArgMax", "Index of the first largest value along `axis` (None: 0).")
+argmin = _arg_reduction("argmin", "ArgMin", "Index of the first smallest value along `axis` (None: 0).")

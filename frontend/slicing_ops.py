@@ -1,0 +1,144 @@
+"""Indexing: `tfn.gather` and Python's `x[...]` on tensors (the strided_slice op).
+
+`x[key]` accepts what TF accepts: ints (negative count from the end), slices with start/stop/step (negative
+steps too), `...`, `None` (a new axis of size 1) and scalar int32/int64 tensors. An eager scalar tensor acts as
+its int; a symbolic one (or a symbolic slice bound) becomes a run-time bound of the strided_slice op, checked
+when the function runs. Slice steps must be known when the function is traced.
+"""
+import numpy as np
+
+from tfn import dtypes
+from tfn.api import op_api
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.dispatch import apply
+from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+
+_LIMIT = 2 ** 62  # Python ints beyond this are clamped: no dim is that large, and attributes are int64
+
+
+def _static_int(value, what, op):
+    """An int argument known at trace time (Python/NumPy int or an eager scalar tensor)."""
+    if isinstance(value, SymbolicTensor):
+        raise TypeError(f"{op}: `{what}` must be known when the function is traced, but it is the symbolic "
+                        f"tensor {value!r}")
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: `{what}` must be an int, got {value!r}")
+    return int(value)
+
+
+@op_api("gather")
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """Slices of `params` along `axis` at `indices` (int16/32/64, any shape); each index must be in
+    [0, params.shape[axis]), else InvalidArgumentError (raised by the compiled function when it runs)."""
+    params = convert_to_tensor(params)
+    indices = convert_to_tensor(indices)
+    axis = 0 if axis is None else _static_int(axis, "axis", "GatherV2")
+    batch_dims = _static_int(batch_dims, "batch_dims", "GatherV2")
+    return apply("gather", [params, indices], {"axis": axis, "batch_dims": batch_dims})
+
+
+def _bad_index(item):
+    return TypeError("Only integers, slices (`:`), ellipsis (`...`), tfn.newaxis (`None`) and scalar "
+                     f"tfn.int32/tfn.int64 tensors are valid indices, got {item!r}")
+
+
+def _index(item):
+    """An index item as an int, a symbolic int64 scalar tensor, or None if it is not an integer index."""
+    if isinstance(item, (bool, np.bool_)):
+        raise _bad_index(item)
+    if isinstance(item, (int, np.integer)):
+        return max(-_LIMIT, min(_LIMIT, int(item)))
+    if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+        return _index(item[()])
+    if isinstance(item, TensorBase):
+        if item.ndim != 0 or item.dtype not in (dtypes.int32, dtypes.int64):
+            raise _bad_index(item)
+        if isinstance(item, Tensor):
+            return _index(item.numpy())
+        return item if item.dtype is dtypes.int64 else apply("cast", [item], {"dtype": dtypes.int64})
+    return None
+
+
+def _expand_ellipsis(items, rank):
+    """The key with `...` (or the implicit trailing one) replaced by full slices."""
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise ValueError("Multiple ellipses in slice spec not allowed")
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > rank:
+        raise InvalidArgumentError(f"Index out of range using input dim {rank}; input has only {rank} dims "
+                                   "[Op:StridedSlice]")
+    at = next((k for k, i in enumerate(items) if i is Ellipsis), None)  # (`in`/`index` would compare tensors)
+    if at is None:
+        return items + [slice(None)] * (rank - used)
+    return items[:at] + [slice(None)] * (rank - used) + items[at + 1:]
+
+
+class _Spec:
+    """The strided_slice attributes and dynamic bounds built from a key, one input dim at a time."""
+
+    def __init__(self):
+        self.attrs = {k: [] for k in ("begin", "end", "strides", "begin_mask", "end_mask", "shrink_axis",
+                                      "new_axis", "dynamic_begin", "dynamic_end")}
+        self.begins, self.ends = [], []
+
+    def bound(self, d, value, which):
+        """Record slice bound `which` (begin/end) of dim d: omitted, static or a run-time tensor."""
+        v = None if value is None else _index(value)
+        if value is not None and v is None:
+            raise _bad_index(value)
+        self.attrs[which].append(v if isinstance(v, int) else 0)
+        if v is None:
+            self.attrs[which + "_mask"].append(d)
+        elif not isinstance(v, int):
+            self.attrs["dynamic_" + which].append(d)
+            (self.begins if which == "begin" else self.ends).append(v)
+
+    def add(self, d, item):
+        """Add the index item for input dim d."""
+        i = _index(item)
+        if i is not None:
+            self.bound(d, i, "begin")
+            self.attrs["end"].append(i + 1 if isinstance(i, int) else 0)
+            self.attrs["strides"].append(1)
+            self.attrs["shrink_axis"].append(d)
+            return
+        if not isinstance(item, slice):
+            raise _bad_index(item)
+        step = 1 if item.step is None else _static_int(item.step, "slice step", "StridedSlice")
+        self.attrs["strides"].append(step)
+        self.bound(d, item.start, "begin")
+        self.bound(d, item.stop, "end")
+
+
+def getitem(tensor, key):
+    """`tensor[key]` with TF's (NumPy's basic) indexing rules; see the module docstring."""
+    x = convert_to_tensor(tensor)
+    tracing = isinstance(x, SymbolicTensor)
+    try:
+        spec = _spec(x, list(key) if isinstance(key, tuple) else [key])
+        values = spec.begins + spec.ends
+        tracing = any(isinstance(v, SymbolicTensor) for v in [x] + values)
+        return apply("strided_slice", [x] + values, spec.attrs)
+    except InvalidArgumentError as e:
+        if tracing:  # as TF: a static shape error while tracing is a ValueError
+            raise ValueError(str(e)) from None
+        raise
+
+
+def _spec(x, items):
+    spec, d, pos = _Spec(), 0, 0
+    for item in _expand_ellipsis(items, x.ndim):
+        if item is None:
+            spec.attrs["new_axis"].append(pos)
+        else:
+            spec.add(d, item)
+            d += 1
+            if d - 1 in spec.attrs["shrink_axis"]:
+                continue
+        pos += 1
+    return spec
+
+
+op_api("strided_slice")(getitem)

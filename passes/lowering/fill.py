@@ -1,0 +1,131 @@
+"""Lowering of tensor-making ops: fill/fill_like (linalg.fill), range and one_hot (linalg.generic over
+linalg.index). A bad range (delta 0, or limit on the wrong side of start) gives an empty tensor and reports
+through the run-time error channel (runtime_errors.py)."""
+import struct
+
+from mlir import ir
+from mlir.dialects import arith, linalg, math, tensor
+
+from tfn.dialects import types as ttypes
+from tfn.dialects.ops_fill import RANGE_ERRORS, one_hot_axis
+from tfn.dialects.types import TensorType
+from tfn.passes.lowering import runtime_errors
+from tfn.passes.lowering import scalar as s
+from tfn.passes.lowering.common import (
+    affine_map,
+    dynamic_sizes,
+    empty,
+    generic,
+    identity_map,
+    index,
+    parallel,
+    pattern,
+)
+
+
+def _fill(value, init):
+    out = linalg.fill(value, outs=[init])
+    return out if isinstance(out, ir.Value) else out.results[0]
+
+
+@pattern("fill")
+def lower_fill(rw):
+    """tfn.fill {shape} -> linalg.fill of the extracted scalar into a tensor.empty."""
+    return [_fill(tensor.extract(rw.operands[0], []), empty(rw.out))]
+
+
+@pattern("fill_like")
+def lower_fill_like(rw):
+    """tfn.fill_like -> linalg.fill into a tensor.empty sized like x (tensor.dim for its dynamic dims)."""
+    x, xt = rw.operands[0], rw.in_types[0]
+    init = empty(rw.out, dynamic_sizes(rw.out, [(x, xt, list(range(xt.rank)))]))
+    return [_fill(tensor.extract(rw.operands[1], []), init)]
+
+
+# range -------------------------------------------------------------------------------------------------
+
+def _format_range(details, op):
+    kind, start, limit, delta = details[:4]
+    dtype = TensorType.from_mlir(op.operands[0].type).dtype
+    if dtype.is_floating:  # the lowering stores float arguments as the bits of an f64
+        start, limit, delta = (struct.unpack("<d", struct.pack("<q", v))[0] for v in (start, limit, delta))
+    return RANGE_ERRORS[kind].format(start, limit, delta)
+
+
+runtime_errors.may_fail("range", _format_range)
+
+
+def _as_detail(dtype, v):
+    """A scalar argument as an i64 detail: integers sign-extended, floats as the bits of an f64."""
+    if not dtype.is_floating:
+        return v
+    f64 = ir.F64Type.get()
+    wide = v if v.type == f64 else arith.extf(f64, v)
+    return arith.bitcast(ir.IntegerType.get_signless(64), wide)
+
+
+def _range_size(dt, start, limit, delta):
+    """(size as an index, error kind as an index with -1 for none) of TF's Range, never trapping."""
+    zero, cmp = s.const(dt, 0), (lambda p, a, b: s.cmp(dt, p, a, b))
+    up, down = cmp("gt", delta, zero), cmp("lt", delta, zero)
+    kinds = [(cmp("eq", delta, zero), 0), (arith.andi(up, cmp("gt", start, limit)), 1),
+             (arith.andi(down, cmp("lt", start, limit)), 2)]
+    i64 = ir.IntegerType.get_signless(64)
+    if dt.is_integer:
+        wide = [v if ir.IntegerType(v.type).width == 64 else arith.extsi(i64, v) for v in (start, limit, delta)]
+        diff, step = arith.subi(wide[1], wide[0]), wide[2]
+        # delta 0 is an error and INT64_MIN / -1 traps on x86: divide by 1 there (-1: negate, wrapping)
+        minus_one = arith.cmpi(arith.CmpIPredicate.eq, step, arith.constant(i64, -1))
+        safe = arith.select(arith.ori(kinds[0][0], minus_one), arith.constant(i64, 1), step)
+        count = arith.select(minus_one, arith.subi(arith.constant(i64, 0), diff), arith.ceildivsi(diff, safe))
+    else:
+        q = math.ceil(math.absf(arith.divf(arith.subf(limit, start), delta)))
+        finite = arith.andi(cmp("ge", q, zero), cmp("lt", q, s.const(dt, 2.0 ** 62)))
+        kinds.append((arith.xori(finite, arith.constant(ir.IntegerType.get_signless(1), 1)), 3))
+        count = arith.fptosi(i64, arith.select(finite, q, zero))
+    kind = index(-1)
+    for cond, k in reversed(kinds):
+        kind = arith.select(cond, index(k), kind)
+    bad = arith.cmpi(arith.CmpIPredicate.sge, kind, index(0))
+    count = arith.select(bad, arith.constant(i64, 0), arith.maxsi(count, arith.constant(i64, 0)))
+    return arith.index_cast(ir.IndexType.get(), count), kind, bad
+
+
+@pattern("range")
+def lower_range(rw):
+    """tfn.range -> out[i] = start + i * delta over a tensor.empty of ceil((limit - start) / delta) elements."""
+    dt = rw.out.dtype
+    start, limit, delta = (tensor.extract(v, []) for v in rw.operands)
+    size, kind, bad = _range_size(dt, start, limit, delta)
+    runtime_errors.report(rw, bad, [kind] + [_as_detail(dt, v) for v in (start, limit, delta)])
+    elem = ttypes.element_type(dt)
+
+    def body(_):
+        i = arith.index_cast(ir.IntegerType.get_signless(64), linalg.IndexOp(0).result)
+        if dt.is_floating:
+            return arith.addf(start, arith.mulf(arith.sitofp(elem, i), delta))
+        return arith.addi(start, arith.muli(arith.trunci(elem, i) if elem.width < 64 else i, delta))
+    return generic([], [], [empty(rw.out, [size])], [identity_map(1)], parallel(1), body)
+
+
+# one_hot -----------------------------------------------------------------------------------------------
+
+@pattern("one_hot")
+def lower_one_hot(rw):
+    """tfn.one_hot -> linalg.generic: select(indices[...] == linalg.index(axis), on_value, off_value)."""
+    indices, on, off = rw.operands
+    it, out = rw.in_types[0], rw.out
+    a = one_hot_axis(it.rank, rw.attrs["axis"])
+    i_axes = [k if k < a else k + 1 for k in range(it.rank)]
+    init = empty(out, dynamic_sizes(out, [(indices, it, i_axes)]))
+    scalar_map = affine_map(out.rank, [])
+    i_map = affine_map(out.rank, [ir.AffineDimExpr.get(k) for k in i_axes])
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(idx, on_v, off_v, _):
+        wide = idx if ir.IntegerType(idx.type).width == 64 else (
+            arith.extui(i64, idx) if it.dtype.is_unsigned else arith.extsi(i64, idx))
+        pos = arith.index_cast(i64, linalg.IndexOp(a).result)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.eq, wide, pos), on_v, off_v)
+    return generic([indices, on, off], [i_map, scalar_map, scalar_map], [init], [identity_map(out.rank)],
+                   parallel(out.rank), body)

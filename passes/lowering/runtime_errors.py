@@ -1,0 +1,131 @@
+"""The run-time error channel: how compiled code reports a bad value (an index out of range) without trapping.
+
+A lowering that can meet a bad run-time value never reads out of bounds or divides by zero: it computes a safe
+value instead and calls `report(rw, cond, details)`, which, when `cond` holds and no error was recorded yet in
+this call, stores the op's error code in the exported global `@tfn_error_flag : memref<i32>` and up to
+DETAIL_LEN i64 details (the bad index, the bound, ...) in `@tfn_error_detail : memref<8xi64>`. After each
+call the runtime reads the flag, resets it to 0 and raises `InvalidArgumentError` (runtime/executable.py).
+
+Error codes are positions: the op with code k is the k-th op (1-based, pre-order walk) among the module's tfn
+ops whose names were registered with `may_fail`. tfn-to-linalg numbers the ops it receives — the traced
+module unchanged, as only tfn-verify runs before it — and the frontend computes the same list from its
+traced module (which carries the user's locations; the .so, cached by the location-free IR text, does not)
+to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
+tfn-to-linalg must keep this numbering (e.g. by numbering first).
+
+The flag is per shared object: calls of one compiled function from several threads at once share it.
+The artifact cache is keyed by the tfn IR, not by the lowering code: a changed detail layout needs a fresh cache.
+"""
+from mlir import ir
+from mlir.dialects import arith, memref, scf
+
+from tfn.dialects import optable
+from tfn.passes.walk import tfn_ops
+
+FLAG = "tfn_error_flag"
+DETAIL = "tfn_error_detail"
+DETAIL_LEN = 8
+
+# op name (tfn.<name>) -> format(details: list[int], op: ir.Operation) -> message
+FORMATTERS = {}
+
+
+def may_fail(op_name, formatter):
+    """Register an op whose lowering may report run-time errors; formatter(details, op) -> TF-style message."""
+    FORMATTERS["tfn." + op_name] = formatter
+
+
+def site_codes(ops):
+    """The error code of each op in `ops` (program order): its 1-based position among the failing ops, or 0."""
+    codes, n = [], 0
+    for op in ops:
+        if op.name in FORMATTERS:
+            n += 1
+            codes.append(n)
+        else:
+            codes.append(0)
+    return codes
+
+
+def _module_of(op):
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    return op
+
+
+def _ensure_globals(op):
+    """Declare the flag and detail globals in op's module (public, mutable, zero-initialised) once."""
+    module = _module_of(op)
+    table = ir.SymbolTable(module.operation)
+    if FLAG in table:
+        return
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    flag_t = ir.MemRefType.get([], i32)
+    detail_t = ir.MemRefType.get([DETAIL_LEN], i64)
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
+        memref.GlobalOp(FLAG, ir.TypeAttr.get(flag_t), sym_visibility="public",
+                        initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i32),
+                                                                     ir.IntegerAttr.get(i32, 0)))
+        memref.GlobalOp(DETAIL, ir.TypeAttr.get(detail_t), sym_visibility="public",
+                        initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([DETAIL_LEN], i64),
+                                                                     ir.IntegerAttr.get(i64, 0)))
+
+
+def _as_i64(v):
+    i64 = ir.IntegerType.get_signless(64)
+    if isinstance(v, int):
+        return arith.constant(i64, v)
+    if isinstance(v.type, ir.IndexType):
+        return arith.index_cast(i64, v)
+    width = ir.IntegerType(v.type).width
+    if width < 64:
+        return arith.extsi(i64, v)
+    return v
+
+
+def report(rw, cond, details=()):
+    """Emit: if `cond` (i1) and no error is recorded yet, record rw's op code and `details` (ints/Values)."""
+    code = getattr(rw, "error_code", 0)
+    if not code:
+        raise ValueError(f"{rw.name} reports run-time errors but has no error code (register it with may_fail)")
+    _ensure_globals(rw.op)
+    i32 = ir.IntegerType.get_signless(32)
+    if_bad = scf.IfOp(cond)
+    with ir.InsertionPoint(if_bad.then_block):
+        flag = memref.get_global(ir.MemRefType.get([], i32), FLAG)
+        first = arith.cmpi(arith.CmpIPredicate.eq, memref.load(flag, []), arith.constant(i32, 0))
+        if_first = scf.IfOp(first)
+        with ir.InsertionPoint(if_first.then_block):
+            memref.store(arith.constant(i32, code), flag, [])
+            detail = memref.get_global(ir.MemRefType.get([DETAIL_LEN], ir.IntegerType.get_signless(64)), DETAIL)
+            for i, v in enumerate(list(details)[:DETAIL_LEN]):
+                memref.store(_as_i64(v), detail, [arith.constant(ir.IndexType.get(), i)])
+            scf.YieldOp([])
+        scf.YieldOp([])
+
+
+def _location_text(loc):
+    """`file:line` of a file location (or the first one inside a fused/name/call-site location), or None."""
+    if loc.is_a_file():
+        return f"{loc.filename}:{loc.start_line}"
+    inner = list(loc.locations) if loc.is_a_fused() else [loc.child_loc] if loc.is_a_name() else \
+        [loc.callee] if loc.is_a_callsite() else []
+    for child in inner:
+        text = _location_text(child)
+        if text:
+            return text
+    return None
+
+
+def describe(module_op, code, details, function_name=""):
+    """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module)."""
+    from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern's formatter; a cached .so skips it)
+
+    sites = [op for op in tfn_ops(module_op) if op.name in FORMATTERS]
+    if not 1 <= code <= len(sites):
+        return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
+    op = sites[code - 1]
+    message = FORMATTERS[op.name](list(details), op)
+    where = _location_text(op.location)
+    node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
+    return f"{message}\n\t [[{node}]] [Op:{function_name}]"

@@ -1,0 +1,316 @@
+// RUN: tfn-opt %s --tfn-to-linalg | FileCheck %s
+// No tfn op survives the pass.
+// RUN: tfn-opt %s --tfn-to-linalg | FileCheck %s --check-prefix=NOTFN
+// NOTFN-NOT: "tfn.
+// The result is valid input for the rest of the pipeline.
+// RUN: tfn-opt %s --tfn-to-linalg --canonicalize --cse --one-shot-bufferize=bufferize-function-boundaries > /dev/null
+
+// ---- elementwise: one linalg.generic each, dynamic sizes from tensor.dim
+
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+
+// CHECK-LABEL: func.func @unary
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @unary(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // CHECK: tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+  // CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x4xf32>
+  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[X]] : tensor<?x4xf32>) outs(%[[E]] : tensor<?x4xf32>)
+  // CHECK: math.absf
+  %0 = "tfn.abs"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.cos
+  %1 = "tfn.cos"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.exp
+  %2 = "tfn.exp"(%1) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.log
+  %3 = "tfn.log"(%2) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.negf
+  %4 = "tfn.negative"(%3) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.rsqrt
+  %5 = "tfn.rsqrt"(%4) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // sigmoid(x) = 1 / (1 + exp(-x))
+  // CHECK: arith.negf
+  // CHECK-NEXT: math.exp
+  // CHECK-NEXT: arith.addf
+  // CHECK-NEXT: arith.divf
+  %6 = "tfn.sigmoid"(%5) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.cmpf ogt
+  // CHECK: arith.cmpf olt
+  // CHECK: arith.subf
+  %7 = "tfn.sign"(%6) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.sin
+  %8 = "tfn.sin"(%7) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.sqrt
+  %9 = "tfn.sqrt"(%8) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: %[[SQ:.*]] = arith.mulf %[[IN:.*]], %[[IN]] : f32
+  %10 = "tfn.square"(%9) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.tanh
+  %11 = "tfn.tanh"(%10) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[V]] : f32
+  %12 = "tfn.identity"(%11) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %12 : tensor<?x4xf32>
+}
+
+// Broadcasting: the row vector is read through (d0, d1) -> (d1).
+// CHECK-LABEL: func.func @binary
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<4xf32>)
+func.func @binary(%x: tensor<?x4xf32>, %y: tensor<4xf32>) -> tensor<?x4xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]]{{.*}} ins(%[[X]], %[[Y]] : tensor<?x4xf32>, tensor<4xf32>)
+  // CHECK: arith.addf
+  %0 = "tfn.add"(%x, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.subf
+  %1 = "tfn.subtract"(%0, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.mulf
+  %2 = "tfn.multiply"(%1, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.divf
+  %3 = "tfn.divide"(%2, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.divf
+  // CHECK-NEXT: math.floor
+  %4 = "tfn.floordiv"(%3, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.remf
+  %5 = "tfn.floormod"(%4, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.maximumf
+  %6 = "tfn.maximum"(%5, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: arith.minimumf
+  %7 = "tfn.minimum"(%6, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: math.powf
+  %8 = "tfn.pow"(%7, %y) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %8 : tensor<?x4xf32>
+}
+
+// Comparisons produce bool tensors, stored as i8 after lowering.
+// CHECK-LABEL: func.func @compare
+// CHECK-SAME: -> (tensor<3xi8>, tensor<3xi8>, tensor<3xi8>, tensor<3xi8>, tensor<3xi8>, tensor<3xi8>)
+func.func @compare(%x: tensor<3xi32>, %y: tensor<3xi32>) -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+  // CHECK: arith.cmpi eq
+  // CHECK-NEXT: arith.extui %{{.*}} : i1 to i8
+  %0 = "tfn.equal"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  // CHECK: arith.cmpi ne
+  %1 = "tfn.not_equal"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  // CHECK: arith.cmpi slt
+  %2 = "tfn.less"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  // CHECK: arith.cmpi sle
+  %3 = "tfn.less_equal"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  // CHECK: arith.cmpi sgt
+  %4 = "tfn.greater"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  // CHECK: arith.cmpi sge
+  %5 = "tfn.greater_equal"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+  return %0, %1, %2, %3, %4, %5 : tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>
+}
+
+// CHECK-LABEL: func.func @logical
+// CHECK-SAME: (%{{.*}}: tensor<3xi8>, %{{.*}}: tensor<3xi8>) -> tensor<3xi8>
+func.func @logical(%a: tensor<3xi1>, %b: tensor<3xi1>) -> tensor<3xi1> {
+  // CHECK: arith.andi %{{.*}}, %{{.*}} : i8
+  %0 = "tfn.logical_and"(%a, %b) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  // CHECK: arith.ori %{{.*}}, %{{.*}} : i8
+  %1 = "tfn.logical_or"(%0, %b) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  // CHECK: arith.xori %{{.*}}, %{{.*}} : i8
+  %2 = "tfn.logical_not"(%1) : (tensor<3xi1>) -> tensor<3xi1>
+  return %2 : tensor<3xi1>
+}
+
+// CHECK-LABEL: func.func @select
+func.func @select(%c: tensor<3xi1>, %x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: ^bb0(%[[C:.*]]: i8, %[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[BIT:.*]] = arith.trunci %[[C]] : i8 to i1
+  // CHECK-NEXT: arith.select %[[BIT]], %[[A]], %[[B]] : f32
+  %0 = "tfn.select"(%c, %x, %y) : (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// Unsigned tensors become signless; the unsigned arithmetic is in the ops.
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME: (%{{.*}}: tensor<3xi8>, %{{.*}}: tensor<3xi8>) -> (tensor<3xi8>, tensor<3xi8>, tensor<3xf32>)
+func.func @unsigned(%a: tensor<3xui8>, %b: tensor<3xui8>) -> (tensor<3xui8>, tensor<3xi1>, tensor<3xf32>) {
+  // CHECK: arith.divui
+  %0 = "tfn.floordiv"(%a, %b) : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+  // CHECK: arith.cmpi ult
+  %1 = "tfn.less"(%a, %b) : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xi1>
+  // CHECK: arith.uitofp %{{.*}} : i8 to f32
+  %2 = "tfn.cast"(%a) {dtype = f32} : (tensor<3xui8>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<3xui8>, tensor<3xi1>, tensor<3xf32>
+}
+
+// CHECK-LABEL: func.func @cast
+func.func @cast(%x: tensor<?x4xf32>) -> tensor<?x4xi32> {
+  // CHECK: arith.fptosi %{{.*}} : f32 to i32
+  %0 = "tfn.cast"(%x) {dtype = i32} : (tensor<?x4xf32>) -> tensor<?x4xi32>
+  return %0 : tensor<?x4xi32>
+}
+
+// CHECK-LABEL: func.func @constant
+func.func @constant() -> tensor<3xf32> {
+  // CHECK: %[[C:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+  // CHECK-NEXT: return %[[C]]
+  %0 = "tfn.constant"() {value = dense<[1.0, 2.0, 3.0]> : tensor<3xf32>} : () -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// ---- matmul: zero-filled accumulator, named linalg ops
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<?x3xf32>, %[[B:.*]]: tensor<3x5xf32>)
+func.func @matmul(%a: tensor<?x3xf32>, %b: tensor<3x5xf32>) -> tensor<?x5xf32> {
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x5xf32>)
+  // CHECK: linalg.matmul ins(%[[A]], %[[B]] : tensor<?x3xf32>, tensor<3x5xf32>) outs(%[[ACC]] : tensor<?x5xf32>)
+  %0 = "tfn.matmul"(%a, %b) {transpose_a = false, transpose_b = false} : (tensor<?x3xf32>, tensor<3x5xf32>) -> tensor<?x5xf32>
+  return %0 : tensor<?x5xf32>
+}
+
+// CHECK-LABEL: func.func @batch_matmul
+func.func @batch_matmul(%a: tensor<2x4x3xf32>, %b: tensor<2x5x3xf32>) -> tensor<2x4x5xf32> {
+  // CHECK: %[[BT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x5x3xf32>) outs(%{{.*}} : tensor<2x3x5xf32>) permutation = [0, 2, 1]
+  // CHECK: linalg.batch_matmul ins(%{{.*}}, %[[BT]] : tensor<2x4x3xf32>, tensor<2x3x5xf32>)
+  %0 = "tfn.matmul"(%a, %b) {transpose_a = false, transpose_b = true} : (tensor<2x4x3xf32>, tensor<2x5x3xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
+
+// ---- reductions: linalg.reduce from the identity element
+
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<?x4xf32>, %b: tensor<?x4xi1>) -> (tensor<?xf32>, tensor<?x1xf32>, tensor<4xf32>, tensor<f32>, tensor<?xf32>, tensor<?xi1>, tensor<4xi1>) {
+  // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?xf32>)
+  // CHECK: linalg.reduce ins(%{{.*}} : tensor<?x4xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [1]
+  // CHECK: arith.addf
+  %0 = "tfn.reduce_sum"(%x) {axis = array<i64: 1>, keepdims = false} : (tensor<?x4xf32>) -> tensor<?xf32>
+  // CHECK: arith.constant 0xFF800000 : f32
+  // CHECK: linalg.reduce {{.*}} dimensions = [1]
+  // CHECK: arith.maximumf
+  // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [%{{.*}}, 1] : tensor<?xf32> into tensor<?x1xf32>
+  %1 = "tfn.reduce_max"(%x) {axis = array<i64: 1>, keepdims = true} : (tensor<?x4xf32>) -> tensor<?x1xf32>
+  // CHECK: arith.constant 0x7F800000 : f32
+  // CHECK: linalg.reduce {{.*}} dimensions = [0]
+  // CHECK: arith.minimumf
+  %2 = "tfn.reduce_min"(%x) {axis = array<i64: 0>, keepdims = false} : (tensor<?x4xf32>) -> tensor<4xf32>
+  // The mean divides the sum by the element count, computed from the dynamic sizes.
+  // CHECK: linalg.reduce {{.*}} dimensions = [0, 1]
+  // CHECK: arith.addf
+  // CHECK: tensor.dim
+  // CHECK: arith.sitofp
+  // CHECK: arith.divf
+  %3 = "tfn.reduce_mean"(%x) {axis = array<i64: 0, 1>, keepdims = false} : (tensor<?x4xf32>) -> tensor<f32>
+  // CHECK: arith.constant 1.000000e+00 : f32
+  // CHECK: linalg.reduce
+  // CHECK: arith.mulf
+  %4 = "tfn.reduce_prod"(%x) {axis = array<i64: 1>, keepdims = false} : (tensor<?x4xf32>) -> tensor<?xf32>
+  // CHECK: linalg.reduce ins(%{{.*}} : tensor<?x4xi8>)
+  // CHECK: arith.andi
+  %5 = "tfn.reduce_all"(%b) {axis = array<i64: 1>, keepdims = false} : (tensor<?x4xi1>) -> tensor<?xi1>
+  // CHECK: linalg.reduce ins(%{{.*}} : tensor<?x4xi8>)
+  // CHECK: arith.ori
+  %6 = "tfn.reduce_any"(%b) {axis = array<i64: 0>, keepdims = false} : (tensor<?x4xi1>) -> tensor<4xi1>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<?xf32>, tensor<?x1xf32>, tensor<4xf32>, tensor<f32>, tensor<?xf32>, tensor<?xi1>, tensor<4xi1>
+}
+
+// argmax/argmin: one linalg.generic carrying (value, index), first index wins ties.
+// CHECK-LABEL: func.func @arg
+func.func @arg(%x: tensor<?x4xf32>) -> (tensor<?xi64>, tensor<4xi32>) {
+  // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi64>)
+  // CHECK: linalg.index 1 : index
+  // CHECK: arith.cmpf ogt
+  %0 = "tfn.argmax"(%x) {axis = 1 : i64, output_type = i64} : (tensor<?x4xf32>) -> tensor<?xi64>
+  // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi32>)
+  // CHECK: linalg.index 0 : index
+  // CHECK: arith.cmpf olt
+  %1 = "tfn.argmin"(%x) {axis = 0 : i64, output_type = i32} : (tensor<?x4xf32>) -> tensor<4xi32>
+  return %0, %1 : tensor<?xi64>, tensor<4xi32>
+}
+
+// ---- shape ops: tensor.* reshapes and named linalg ops
+
+// CHECK-LABEL: func.func @shape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<2x3xf32>)
+func.func @shape(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<6xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x2x3xf32>, tensor<4x2x3xf32>) {
+  // CHECK: tensor.collapse_shape %[[X]] {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %0 = "tfn.reshape"(%x) {shape = array<i64: 6>} : (tensor<2x3xf32>) -> tensor<6xf32>
+  // CHECK: linalg.transpose ins(%[[X]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
+  %1 = "tfn.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  // CHECK: %[[EXP:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf32> into tensor<1x2x3xf32>
+  %2 = "tfn.expand_dims"(%x) {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  // CHECK: tensor.collapse_shape %[[EXP]] {{\[\[}}0, 1], [2]] : tensor<1x2x3xf32> into tensor<2x3xf32>
+  %3 = "tfn.squeeze"(%2) {axis = array<i64: 0>} : (tensor<1x2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: tensor.concat dim(0) %[[X]], %[[Y]] : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %4 = "tfn.concat"(%x, %y) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  // CHECK: tensor.insert_slice %[[X]] into %{{.*}}[0, 0, 0] [1, 2, 3] [1, 1, 1] : tensor<2x3xf32> into tensor<2x2x3xf32>
+  // CHECK: tensor.insert_slice %[[Y]] into %{{.*}}[1, 0, 0] [1, 2, 3] [1, 1, 1] : tensor<2x3xf32> into tensor<2x2x3xf32>
+  %5 = "tfn.stack"(%x, %y) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
+  // CHECK: linalg.broadcast ins(%[[X]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) dimensions = [0]
+  %6 = "tfn.broadcast_to"(%x) {shape = array<i64: 4, 2, 3>} : (tensor<2x3xf32>) -> tensor<4x2x3xf32>
+  return %0, %1, %3, %4, %5, %6 : tensor<6xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x2x3xf32>, tensor<4x2x3xf32>
+}
+
+// CHECK-LABEL: func.func @unstack
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+func.func @unstack(%x: tensor<2x3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  // CHECK: %[[R0:.*]] = tensor.extract_slice %[[X]][0, 0] [1, 3] [1, 1] : tensor<2x3xf32> to tensor<3xf32>
+  // CHECK: %[[R1:.*]] = tensor.extract_slice %[[X]][1, 0] [1, 3] [1, 1] : tensor<2x3xf32> to tensor<3xf32>
+  // CHECK: return %[[R0]], %[[R1]]
+  %0:2 = "tfn.unstack"(%x) {num = 2 : i64, axis = 0 : i64} : (tensor<2x3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// ---- fill, gather, one_hot, range, strided_slice
+
+// CHECK-LABEL: func.func @fill
+// CHECK-SAME: (%[[V:.*]]: tensor<f32>, %[[X:.*]]: tensor<?x4xf32>)
+func.func @fill(%v: tensor<f32>, %x: tensor<?x4xf32>) -> (tensor<2x3xf32>, tensor<?x4xf32>) {
+  // CHECK: %[[S:.*]] = tensor.extract %[[V]][] : tensor<f32>
+  // CHECK: linalg.fill ins(%[[S]] : f32) outs(%{{.*}} : tensor<2x3xf32>)
+  %0 = "tfn.fill"(%v) {shape = array<i64: 2, 3>} : (tensor<f32>) -> tensor<2x3xf32>
+  // fill_like takes the dynamic sizes of its shape operand.
+  // CHECK: tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+  // CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x4xf32>
+  // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<?x4xf32>)
+  %1 = "tfn.fill_like"(%x, %v) : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<?x4xf32>
+}
+
+// gather reads params with tensor.extract inside a linalg.generic over the output; a bad index is reported
+// through the run-time error flag instead of reading out of bounds.
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[P:.*]]: tensor<?x4xf32>, %[[I:.*]]: tensor<3xi32>)
+func.func @gather(%x: tensor<?x4xf32>, %i: tensor<3xi32>) -> tensor<3x4xf32> {
+  // CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<3xi32>) outs(%{{.*}} : tensor<3x4xf32>)
+  // CHECK: arith.index_cast %{{.*}} : i32 to index
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: tensor.extract %[[P]][%{{.*}}, %{{.*}}] : tensor<?x4xf32>
+  %0 = "tfn.gather"(%x, %i) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<?x4xf32>, tensor<3xi32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @one_hot
+func.func @one_hot(%i: tensor<3xi32>, %on: tensor<f32>, %off: tensor<f32>) -> tensor<3x4xf32> {
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xf32>)
+  // CHECK: %[[POS:.*]] = linalg.index 1 : index
+  // CHECK: arith.cmpi eq
+  // CHECK: arith.select
+  %0 = "tfn.one_hot"(%i, %on, %off) {axis = -1 : i64, depth = 4 : i64} : (tensor<3xi32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// range: the length is computed at run time, a zero delta sets the error flag.
+// CHECK-LABEL: func.func @range
+func.func @range(%start: tensor<i32>, %limit: tensor<i32>, %delta: tensor<i32>) -> tensor<?xi32> {
+  // CHECK: arith.ceildivsi
+  // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?xi32>
+  // CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xi32>)
+  // CHECK: linalg.index 0
+  // CHECK: arith.muli
+  // CHECK: arith.addi
+  %0 = "tfn.range"(%start, %limit, %delta) : (tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// x[1:, ::2]: bounds clamped at run time for the dynamic dimension.
+// CHECK-LABEL: func.func @strided_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+func.func @strided_slice(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
+  // CHECK: tensor.extract_slice %[[X]][%{{.*}}, %{{.*}}] [%{{.*}}, %{{.*}}] [1, 2] : tensor<?x4xf32> to tensor<?x?xf32>
+  // CHECK: tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<?x2xf32>
+  %0 = "tfn.strided_slice"(%x) {begin = array<i64: 1, 0>, begin_mask = array<i64: 1>, dynamic_begin = array<i64>, dynamic_end = array<i64>, end = array<i64: 0, 0>, end_mask = array<i64: 0, 1>, new_axis = array<i64>, shrink_axis = array<i64>, strides = array<i64: 1, 2>} : (tensor<?x4xf32>) -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
