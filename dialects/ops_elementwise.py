@@ -21,14 +21,17 @@ def _unary(name, fn, allowed, summary, differentiable=True):
     define(name, ["x"], infer, _quiet(fn), summary=summary, differentiable=differentiable)
 
 
+_TF_NAMES = {"floordiv": "FloorDiv", "floormod": "FloorMod", "divide": "RealDiv", "add": "AddV2"}
+
+
 def _binary(name, fn, allowed, summary, result_dtype=None, differentiable=True):
-    tf = "".join(p.capitalize() for p in name.split("_"))
+    tf = _TF_NAMES.get(name) or "".join(p.capitalize() for p in name.split("_"))
 
     def infer(types, attrs):
         dt = rules.same_dtype(tf, types)
         rules.allowed(tf, dt, allowed)
         return rules.tensor(rules.broadcast_shapes(tf, types[0].shape, types[1].shape), result_dtype or dt)
-    define(name, ["x", "y"], infer, _quiet(fn), summary=summary, differentiable=differentiable)
+    define(name, ["x", "y"], infer, _quiet(fn), tf_name=tf, summary=summary, differentiable=differentiable)
 
 
 def _check_int_divisor(y):

@@ -2,6 +2,7 @@
 import numpy as np
 
 from tfn import dtypes
+from tfn.api import op_api
 from tfn.dialects.errors import OperatorNotAllowedInGraphError
 from tfn.tensor_shape import TensorShape
 
@@ -312,6 +313,7 @@ def convert_to_numpy(value, dtype=None):
     return arr.astype(dt.np, copy=False), dt
 
 
+@op_api("constant")
 def constant(value, dtype=None, shape=None, name=None):
     """An eager tensor from a Python or NumPy value (`tf.constant`)."""
     if isinstance(value, Tensor) and dtype is None and shape is None:

@@ -44,14 +44,19 @@ BINARY = {
 }
 
 
-def _format_mismatch(details, op):
-    operand, axis, got, want = details[:4]
+_MISMATCH, _DIVISION_BY_ZERO = 0, 1
+
+
+def _format_error(details, op):
+    kind, operand, axis, got, want = details[:5]
+    if kind == _DIVISION_BY_ZERO:
+        return "Integer division by zero"
     return (f"Incompatible shapes at run time: dimension {axis} of operand #{operand} has size {got}, "
             f"but the broadcast result has {want} (a dynamic dimension is never broadcast from 1)")
 
 
 for _name in (*UNARY, *BINARY, "select"):
-    runtime_errors.may_fail(_name, _format_mismatch)
+    runtime_errors.may_fail(_name, _format_error)
 
 
 def check_dynamic_broadcast(rw):
@@ -73,7 +78,7 @@ def check_dynamic_broadcast(rw):
             else:
                 want_v = index(want)
             bad = arith.cmpi(arith.CmpIPredicate.ne, size, want_v)
-            runtime_errors.report(rw, bad, [k, off + i, size, want_v])
+            runtime_errors.report(rw, bad, [_MISMATCH, k, off + i, size, want_v])
 
 
 @pattern(*UNARY, *BINARY)
@@ -82,7 +87,17 @@ def lower_elementwise(rw):
     body = (UNARY.get(rw.name[4:]) or BINARY[rw.name[4:]])
     dt = rw.in_types[0].dtype
     check_dynamic_broadcast(rw)
+    if rw.name in ("tfn.floordiv", "tfn.floormod") and dt.is_integer:
+        body = _reporting_division_by_zero(rw, body)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda *xs: body(dt, *xs))]
+
+
+def _reporting_division_by_zero(rw, body):
+    """An integer division body that also reports a zero divisor (TF's error; the result there is 0)."""
+    def checked(dt, a, b):
+        runtime_errors.report(rw, s.cmp(dt, "eq", b, s.const(dt, 0)), [_DIVISION_BY_ZERO, 0, 0, 0, 0])
+        return body(dt, a, b)
+    return checked
 
 
 @pattern("select")

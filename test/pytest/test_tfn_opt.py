@@ -67,7 +67,7 @@ def test_malformed_stdin_is_named_stdin():
 def test_type_rule_violation_exits_1(write):
     rc, out, err = tfn_opt(write(BAD_TYPES), "--tfn-to-linalg")
     assert rc == 1 and out == ""
-    assert re.search(r"input\.mlir:2:8: error: 'tfn\.add' op cannot compute Add as input #1", err)
+    assert re.search(r"input\.mlir:2:8: error: 'tfn\.add' op cannot compute AddV2 as input #1", err)
 
 
 def test_unknown_pass_exits_1_with_clear_message(write):

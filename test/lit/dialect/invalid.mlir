@@ -17,7 +17,7 @@ func.func @wrong_result_dtype(%a: tensor<2xf32>) -> tensor<2xf64> {
 // -----
 
 func.func @dtype_mismatch(%a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<2xf32> {
-  // expected-error @below {{'tfn.add' op cannot compute Add as input #1(zero-based) was expected to be a float32 tensor but is a int32 tensor}}
+  // expected-error @below {{'tfn.add' op cannot compute AddV2 as input #1(zero-based) was expected to be a float32 tensor but is a int32 tensor}}
   %0 = "tfn.add"(%a, %b) : (tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }

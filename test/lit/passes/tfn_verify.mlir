@@ -38,7 +38,7 @@ func.func @wrong_rank(%a: tensor<2x4xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @bool_arithmetic(%a: tensor<3xi1>) -> tensor<3xi1> {
-  // expected-error @+1 {{'tfn.add' op Add does not support dtype bool}}
+  // expected-error @+1 {{'tfn.add' op AddV2 does not support dtype bool}}
   %0 = "tfn.add"(%a, %a) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
