@@ -1,5 +1,5 @@
 """tfn: TensorFlow's tf.function rebuilt as a compiler on MLIR. `import tfn as tf` runs the guide's programs."""
-from tfn import dtypes, errors, linalg, math, nest  # noqa: F401
+from tfn import config, dtypes, errors, linalg, math, nest  # noqa: F401
 from tfn.array_ops import (  # noqa: F401
     broadcast_to,
     concat,
@@ -10,6 +10,7 @@ from tfn.array_ops import (  # noqa: F401
     transpose,
     unstack,
 )
+from tfn.config import executing_eagerly  # noqa: F401
 from tfn.dtypes import (  # noqa: F401
     DType,
     as_dtype,

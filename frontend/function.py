@@ -1,49 +1,76 @@
 """`tfn.function`: trace Python into the tfn dialect, compile through MLIR, cache and dispatch calls."""
+import collections
 import functools
 import inspect
+import sys
+import warnings
+import weakref
 
 import numpy as np
 from mlir import ir
 
 from tfn import graph as graph_mod
-from tfn import nest
-from tfn.dialects.errors import CompileError
+from tfn import nest, trace_type
+from tfn.config import _RUN_EAGERLY
+from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
 from tfn.dialects.types import TensorType
 from tfn.passes import pipelines, registry
 from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
 from tfn.runtime.executable import Executable
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, constant
+from tfn.tensor import SymbolicTensor, Tensor, constant
 from tfn.tensor_spec import TensorSpec
 
-_RUN_EAGERLY = [False]
+_PLAIN_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_SCALARS = frozenset((int, float, bool, str, bytes, type(None), complex))
+_CACHE_LIMIT = 1024  # exact call keys remembered per function (misses fall back to dispatch by subtype)
 
 
-def _arg_spec(x):
-    """The trace key of one flattened argument: tensors by dtype and shape, Python values by value."""
+class RetracingWarning(UserWarning):
+    """A tfn.function traces on many of its calls."""
+
+
+def _key(x):
+    """A hashable key of one argument's exact trace type (the hot path of every call)."""
+    t = type(x)
+    if t is Tensor:
+        return (x._dtype, x._shape)
+    if t in _SCALARS:
+        return (t, x)
+    return _slow_key(x, t)
+
+
+def _slow_key(x, t):
     if isinstance(x, Tensor):
-        return ("T", x._dtype.name, x._shape)
+        return (x._dtype, x._shape)
+    if isinstance(x, (list, tuple)):
+        return ("seq", t, tuple(map(_key, x)))
+    if isinstance(x, dict):
+        return ("map", t, tuple((k, _key(x[k])) for k in sorted(x, key=nest._key_order)))
     if isinstance(x, np.ndarray):
-        return ("T", x.dtype.str, x.shape)
-    if isinstance(x, TensorSpec):
-        return ("T", x.dtype.name, tuple(x.shape))
-    if isinstance(x, SymbolicTensor):
-        return ("T", x._dtype.name, x._shape)
+        return ("nd", x.dtype.str, x.shape)
+    if hasattr(x, "__tf_tracing_type__"):
+        return ("tt", x.__tf_tracing_type__(None))
     try:
         hash(x)
     except TypeError:
-        return ("O", id(x))
-    return ("P", type(x).__name__, x)
+        return ("id", id(x))
+    return (t, x)
 
 
 class ConcreteFunction:
-    """One trace of a PolymorphicFunction for one input signature, with its compiled executable."""
+    """One trace of a PolymorphicFunction for one FunctionType, with its compiled executable."""
 
-    def __init__(self, name, graph, arg_positions, arg_specs, out_structure, out_leaves):
+    def __init__(self, name, graph, function_type, out_structure, out_leaves):
         self.name = name
         self.graph = graph
-        self._arg_positions = arg_positions  # indices of tensor leaves among the flattened arguments
-        self._arg_specs = arg_specs
+        self.function_type = function_type
+        flat_types = [leaf for _, _, t in function_type.params for leaf in trace_type.leaves(t)]
+        self._arg_positions = [i for i, t in enumerate(flat_types) if isinstance(t, TensorSpec)]
+        self._arg_specs = [flat_types[i] for i in self._arg_positions]
+        self._leaf_params = all(len(trace_type.leaves(t)) == 1 and type(t) not in (trace_type.Seq, trace_type.Mapping)
+                                for _, _, t in function_type.params)
+        self._param_index = {n: i for i, (n, _, _) in enumerate(function_type.params)}
         self._out_structure = out_structure
         self._out_leaves = out_leaves  # per output leaf: ("result", i) | ("const", value)
         self._executable = None
@@ -52,7 +79,10 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self):
-        return self._arg_specs
+        """`(args, kwargs)` of the parameters' trace types, as TF's."""
+        params = self.function_type.params
+        return (tuple(t for _, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
+                {n: t for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
 
     def ir(self, stage="tfn"):
         """The function's IR text at a stage: tfn, linalg, bufferized, llvm."""
@@ -100,10 +130,56 @@ class ConcreteFunction:
         leaves = [results[v] if kind == "result" else v for kind, v in self._out_leaves]
         return nest.pack_sequence_as(self._out_structure, leaves)
 
-    def __call__(self, *args, **kwargs):
-        flat = nest.flatten((args, kwargs))
-        arrays = [_as_array(flat[i], spec) for i, spec in zip(self._arg_positions, self._arg_specs)]
+    def _run_leaves(self, flat):
+        """Run on the flattened arguments of a call whose exact type already matched this trace."""
+        arrays = [x._value if type(x) is Tensor else _as_array(x, spec)
+                  for x, spec in zip([flat[i] for i in self._arg_positions], self._arg_specs)]
         return self._pack_outputs(self._call_flat(arrays))
+
+    def __call__(self, *args, **kwargs):
+        return self._pack_outputs(self._call_flat(self._bind_arrays(args, kwargs)))
+
+    def _bind_arrays(self, args, kwargs):
+        """Bind a call to the parameters (by position, then keyword) and check each against its type."""
+        params = self.function_type.params
+        positional = [i for i, (_, k, _) in enumerate(params) if k in _PLAIN_KINDS or k is _VAR_POSITIONAL]
+        if len(args) > len(positional):
+            raise TypeError(f"{self.name}() takes {len(positional)} positional arguments but {len(args)} were given")
+        values = dict(zip(positional, args))
+        for name, v in kwargs.items():
+            i = self._param_index.get(name)
+            if i is None or params[i][1] in (inspect.Parameter.POSITIONAL_ONLY, _VAR_POSITIONAL):
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{name}'")
+            if i in values:
+                raise TypeError(f"{self.name}() got multiple values for argument '{name}'")
+            values[i] = v
+        arrays = []
+        for i, (name, _, t) in enumerate(params):
+            if i not in values and trace_type.has_tensors(t):
+                raise TypeError(f"{self.name}() missing required argument: '{name}'")
+            try:
+                trace_type.cast(t, values[i], arrays) if i in values else None
+            except trace_type.CastError as e:
+                cls = InvalidArgumentError if e.tensor else TypeError
+                raise cls(f"Binding inputs to tfn.function failed due to `{e}`. Received args: {args!r} and "
+                          f"kwargs: {kwargs!r} for signature: {self.function_type}.") from None
+        return arrays
+
+    def pretty_printed_signature(self, verbose=True):
+        """The parameters with their kinds and types, the output type and the captures, as TF prints them."""
+        lines = ["Input Parameters:"]
+        lines += [f"  {n} ({k.name}): {t!r}" for n, k, t in self.function_type.params]
+        lines += ["Output Type:", f"  {trace_type.format_output(self.function_type.output)}", "Captures:", "  None"]
+        return "\n".join(lines)
+
+    def __str__(self):
+        return "ConcreteFunction " + self.pretty_printed_signature()
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name}{self.function_type} at 0x{id(self):X}>"
+
+
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 
 
 def graph_output_types(graph):
@@ -129,108 +205,187 @@ def _run_pipeline(module_op, pipeline, fname):
 
 
 class PolymorphicFunction:
-    """A Python function traced once per input signature; calls dispatch to compiled code."""
+    """A Python function traced once per input FunctionType; calls dispatch to compiled code."""
 
-    def __init__(self, python_function, input_signature=None, name=None):
+    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False):
         self.python_function = python_function
         self._name = name or getattr(python_function, "__name__", "function")
         self.input_signature = None if input_signature is None else tuple(input_signature)
+        self._reduce_retracing = bool(reduce_retracing)
         self._signature = inspect.signature(python_function)
-        self._cache = {}
+        params = list(self._signature.parameters.values())
+        # A call with exactly this many positional arguments and no keywords binds to them as given.
+        self._n_plain = len(params) if all(p.kind in _PLAIN_KINDS for p in params) else -1
+        self._positional = [p.name for p in params if p.kind in _PLAIN_KINDS]
+        self._kinds = {p.name: p.kind for p in params}
+        self._var_positional = next((p.name for p in params if p.kind is _VAR_POSITIONAL), "args")
+        self._cache = {}  # exact call key -> ConcreteFunction
+        self._concretes = []
+        self._calls = 0
+        self._recent_traces = collections.deque(maxlen=5)  # call numbers of the latest traces
+        self._warnings = 0
+        self._trace_log = []
+        self._bound = {}  # id(instance) -> (weakref, bound function)
         functools.update_wrapper(self, python_function)
 
     def __get__(self, instance, owner):
+        """The function bound to `instance`, one per live instance (by identity) so its traces are kept."""
         if instance is None:
             return self
-        bound = PolymorphicFunction(self.python_function.__get__(instance, owner), self.input_signature,
-                                    self._name)
+        ref, bound = self._bound.get(id(instance), (None, None))
+        if ref is not None and ref() is instance:
+            return bound
+        try:
+            key = id(instance)
+            ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))
+        except TypeError:  # no weak references to this object: a fresh bound function per access
+            return PolymorphicFunction(self.python_function.__get__(instance, owner), self.input_signature,
+                                       self._name, self._reduce_retracing)
+        bound = PolymorphicFunction(_weak_method(self.python_function, instance, owner, ref), self.input_signature,
+                                    self._name, self._reduce_retracing)
+        self._bound[key] = (ref, bound)
         return bound
 
     def _bind(self, args, kwargs):
-        if self.input_signature is not None:
-            if kwargs or len(args) != len(self.input_signature):
-                raise TypeError(f"{self._name}() takes {len(self.input_signature)} positional arguments "
-                                f"matching its input_signature, got {len(args)} and {len(kwargs)} keyword")
-            return tuple(args), {}
-        bound = self._signature.bind(*args, **kwargs)
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._name}(): {e}") from None
         bound.apply_defaults()
-        return tuple(bound.args), dict(bound.kwargs)
+        return bound.args, bound.kwargs
 
     def __call__(self, *args, **kwargs):
         if _RUN_EAGERLY[0] or graph_mod.current() is not None:
             return self.python_function(*args, **kwargs)
-        args, kwargs = self._bind(args, kwargs)
-        concrete = self._concrete_for(args, kwargs)
-        return concrete(*args, **kwargs)
+        self._calls += 1
+        if kwargs or len(args) != self._n_plain:
+            args, kwargs = self._bind(args, kwargs)
+        key = tuple(map(_key, args))
+        if kwargs:
+            key = (key, tuple((k, _key(v)) for k, v in kwargs.items()))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._dispatch(args, kwargs)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = entry
+        concrete, aligned = entry
+        if not aligned:  # values the input_signature converts (Python lists for tensors): bind and check
+            return concrete(*args, **kwargs)
+        if concrete._leaf_params and not kwargs:
+            return concrete._run_leaves(args)
+        return concrete._run_leaves(nest.flatten(list(args) + list(kwargs.values())))
 
-    def _concrete_for(self, args, kwargs):
-        flat = nest.flatten((args, kwargs))
-        key = (nest.structure_key((args, kwargs)), tuple(_arg_spec(x) for x in flat))
-        concrete = self._cache.get(key)
-        if concrete is None:
-            concrete = self._trace(args, kwargs)
-            self._cache[key] = concrete
+    def _dispatch(self, args, kwargs):
+        """`(concrete, aligned)` for a new call key: aligned when the values' structure is the trace's."""
+        call_type = self._call_type(args, kwargs)
+        concrete = self._concrete_for(call_type, args, kwargs)
+        return concrete, call_type.is_subtype_of(concrete.function_type)
+
+    def _concrete_for(self, call_type, args, kwargs):
+        """The most specific existing trace this call fits, or a new trace (generalized if reduce_retracing)."""
+        ftype = call_type
+        if self.input_signature is not None:
+            ftype = trace_type.FunctionType(self._check_signature(call_type.params, args, kwargs))
+        concrete = self._lookup(ftype)
+        if concrete is not None:
+            return concrete
+        if self._reduce_retracing:
+            for c in self._concretes:
+                ftype = ftype.supertype(c.function_type) or ftype
+        return self._trace(ftype)
+
+    def _lookup(self, ftype):
+        fits = [c for c in self._concretes if ftype.is_subtype_of(c.function_type)]
+        for c in fits:
+            if all(c.function_type.is_subtype_of(o.function_type) for o in fits):
+                return c
+        return fits[0] if fits else None
+
+    def _call_type(self, args, kwargs):
+        """The FunctionType of a bound call's values."""
+        params = []
+        for i, a in enumerate(args):
+            if i < len(self._positional):
+                params.append((self._positional[i], self._kinds[self._positional[i]], trace_type.of(a)))
+            else:
+                params.append((f"{self._var_positional}_{i - len(self._positional)}", _VAR_POSITIONAL,
+                               trace_type.of(a)))
+        for k, v in kwargs.items():
+            params.append((k, self._kinds.get(k, inspect.Parameter.VAR_KEYWORD), trace_type.of(v)))
+        return trace_type.FunctionType(params)
+
+    def _check_signature(self, params, args, kwargs):
+        """Replace the leading parameters' types by the input_signature's, which each value must fit."""
+        sig = self.input_signature
+        if len(params) < len(sig):
+            raise TypeError(f"{self._name}() takes {len(sig)} arguments matching its input_signature, "
+                            f"got {len(params)}")
+        values = list(args) + list(kwargs.values())
+        out = []
+        for (name, kind, t), spec, value in zip(params, sig, values):
+            spec_type = trace_type.of(spec)
+            if not trace_type.is_subtype(t, spec_type):
+                try:
+                    if isinstance(value, TensorSpec):
+                        raise trace_type.CastError(f"Can not cast {t!r} to {spec_type!r}", True)
+                    trace_type.cast(spec_type, value, [])  # converts Python values for tensors
+                except trace_type.CastError as e:
+                    shown = ", ".join(f"{n}: {trace_type.of(s)!r}" for (n, _, _), s in zip(params, sig))
+                    raise TypeError(f"Binding inputs to tfn.function failed due to `{e}`. Received args: "
+                                    f"{tuple(args)!r} and kwargs: {dict(kwargs)!r} for signature: ({shown}).") from None
+            out.append((name, kind, spec_type))
+        return out + list(params[len(sig):])
+
+    def _trace(self, ftype):
+        graph = graph_mod.FuncGraph(self._name)
+        with graph:
+            values = [trace_type.placeholder(t, _input_maker(graph, name)) for name, _, t in ftype.params]
+            n_pos = sum(1 for _, k, _ in ftype.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL)
+            s_kwargs = {n: v for (n, _, _), v in zip(ftype.params[n_pos:], values[n_pos:])}
+            outputs = self.python_function(*values[:n_pos], **s_kwargs)
+            out_leaves, results = _output_leaves(self._name, graph, outputs)
+            graph.finish(results)
+        ftype = trace_type.FunctionType(ftype.params, _output_type(outputs))
+        concrete = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
+        self._note_trace(ftype)
+        self._concretes.append(concrete)
         return concrete
 
-    def _specs_for(self, flat):
-        if self.input_signature is not None:
-            return self._check_signature(flat)
-        specs = {}
-        for i, x in enumerate(flat):
-            if isinstance(x, (Tensor, TensorSpec, SymbolicTensor)):
-                specs[i] = TensorSpec(x.shape, x.dtype)
-            elif isinstance(x, np.ndarray):
-                specs[i] = TensorSpec(x.shape, x.dtype)
-        return specs
+    def _note_trace(self, ftype):
+        """Log a trace and warn (at most twice) when 5 of the last 10 calls traced."""
+        n = len(self._concretes) + 1
+        if not self._concretes:
+            self._trace_log.append(f"trace 1: {self._name}{ftype.inputs_str()}")
+        else:
+            change = trace_type.describe_changes(self._concretes[-1].function_type, ftype)
+            self._trace_log.append(f"trace {n}: {self._name}: {change}")
+        self._recent_traces.append(self._calls)
+        if len(self._recent_traces) == 5 and self._calls - self._recent_traces[0] < 10 and self._warnings < 2:
+            self._warnings += 1
+            self._recent_traces.clear()
+            warnings.warn(
+                f"5 out of the last {min(self._calls, 10)} calls to {self._name} triggered tfn.function retracing "
+                f"(trace {n}: {self._trace_log[-1].split(': ', 2)[-1]}). Tracing is expensive; the excessive "
+                f"tracing could be due to (1) passing tensors with different shapes or dtypes, (2) passing "
+                f"Python values instead of tensors, (3) creating a tfn.function repeatedly in a loop. Consider "
+                f"reduce_retracing=True or an input_signature with None dimensions; see "
+                f"{self._name}.experimental_trace_log().", RetracingWarning, stacklevel=_user_stacklevel())
 
-    def _check_signature(self, flat):
-        sig = nest.flatten(self.input_signature)
-        if len(sig) != len(flat):
-            raise TypeError(f"{self._name}: expected {len(sig)} tensors matching the input_signature, "
-                            f"got {len(flat)}")
-        for x, spec in zip(flat, sig):
-            t = x if isinstance(x, (TensorBase, TensorSpec)) else constant(x) if not isinstance(
-                x, np.ndarray) else Tensor(x)
-            if not spec.is_compatible_with(t):
-                raise TypeError(f"Binding inputs to tfn.function failed: Can not cast "
-                                f"{TensorSpec(t.shape, t.dtype)!r} to {spec!r}")
-        return dict(enumerate(sig))
-
-    def _trace(self, args, kwargs):
-        flat = nest.flatten((args, kwargs))
-        specs = self._specs_for(flat)
-        graph = graph_mod.FuncGraph(self._name)
-        names = _leaf_names(self._signature, args, kwargs, len(flat))
-        with graph:
-            sym = list(flat)
-            for i, spec in specs.items():
-                sym[i] = graph.add_input(TensorType(tuple(spec.shape), spec.dtype), names[i])
-            s_args, s_kwargs = nest.pack_sequence_as((args, kwargs), sym)
-            outputs = self.python_function(*s_args, **s_kwargs)
-            out_leaves, results = [], []
-            for leaf in nest.flatten(outputs):
-                if isinstance(leaf, SymbolicTensor):
-                    if leaf._graph is not graph:
-                        raise TypeError(f"{leaf!r} returned from '{self._name}' is out of scope: it belongs "
-                                        f"to the trace of '{leaf._graph.name}'")
-                    out_leaves.append(("result", len(results)))
-                    results.append(leaf)
-                elif leaf is None:
-                    out_leaves.append(("const", None))
-                elif isinstance(leaf, Tensor):
-                    out_leaves.append(("const", leaf))
-                else:
-                    out_leaves.append(("const", constant(leaf)))
-            graph.finish(results)
-        positions = sorted(specs)
-        return ConcreteFunction(self._name, graph, positions, [specs[i] for i in positions], outputs, out_leaves)
+    def experimental_trace_log(self):
+        """One line per trace of this function: the first trace's types, then what changed for each retrace."""
+        return list(self._trace_log)
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (tensors, TensorSpecs or Python values), tracing if new."""
         if self.input_signature is not None and not args and not kwargs:
             args = self.input_signature
         args, kwargs = self._bind(args, kwargs)
-        return self._concrete_for(args, kwargs)
+        return self._concrete_for(self._call_type(args, kwargs), args, kwargs)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """The signatures of all traces, separated by blank lines."""
+        return "\n\n".join(c.pretty_printed_signature(verbose) for c in self._concretes)
 
     def experimental_get_compiler_ir(self, *args, **kwargs):
         """`fn(stage='tfn')` returning the IR text of the trace for these arguments at a stage."""
@@ -241,22 +396,64 @@ class PolymorphicFunction:
         return get
 
 
-def _leaf_names(signature, args, kwargs, n):
-    """Argument names for the flattened leaves: the parameter's name, suffixed for nested leaves."""
-    names = []
-    params = list(signature.parameters)
-    for i, a in enumerate(args):
-        base = params[i] if i < len(params) else f"arg{i}"
-        k = len(nest.flatten(a))
-        names += [base] * k
-    for key in sorted(kwargs):
-        names += [key] * len(nest.flatten(kwargs[key]))
-    return names + ["arg"] * (n - len(names))
+def _weak_method(fn, instance, owner, ref):
+    """`fn` bound to the instance behind weakref `ref` (a cached bound function must not keep it alive)."""
+    def method(*args, **kwargs):
+        return fn(ref(), *args, **kwargs)
+    functools.update_wrapper(method, fn)
+    method.__signature__ = inspect.signature(fn.__get__(instance, owner))
+    del method.__wrapped__
+    return method
+
+
+def _user_stacklevel():
+    """The `warnings.warn` stacklevel, counted from its caller, of the innermost frame outside tfn."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(graph_mod._TFN_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _input_maker(graph, name):
+    """`make(spec)`: a new graph input for each tensor leaf of the parameter `name`."""
+    def make(spec):
+        if spec.shape.rank is None:
+            raise UnimplementedError(f"tfn.function cannot trace argument '{name}' of unknown rank ({spec!r}) "
+                                     f"yet; give its rank, with None for unknown dimensions")
+        return graph.add_input(TensorType(tuple(spec.shape), spec.dtype), name)
+    return make
+
+
+def _output_leaves(name, graph, outputs):
+    """Per output leaf ("result", i) or ("const", value), and the symbolic tensors the graph returns."""
+    out_leaves, results = [], []
+    for leaf in nest.flatten(outputs):
+        if isinstance(leaf, SymbolicTensor):
+            if leaf._graph is not graph:
+                raise TypeError(f"{leaf!r} returned from '{name}' is out of scope: it belongs "
+                                f"to the trace of '{leaf._graph.name}'")
+            out_leaves.append(("result", len(results)))
+            results.append(leaf)
+        elif leaf is None:
+            out_leaves.append(("const", None))
+        elif isinstance(leaf, Tensor):
+            out_leaves.append(("const", leaf))
+        else:
+            out_leaves.append(("const", constant(leaf)))
+    return out_leaves, results
+
+
+def _output_type(outputs):
+    if outputs is None:
+        return None
+    leaves = [leaf if leaf is None or isinstance(leaf, (Tensor, SymbolicTensor)) else constant(leaf)
+              for leaf in nest.flatten(outputs)]
+    return trace_type.of(nest.pack_sequence_as(outputs, leaves))
 
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,
              name=None):
     """Decorator compiling a Python function with tfn (`tf.function`)."""
     if func is None:
-        return lambda f: PolymorphicFunction(f, input_signature, name)
-    return PolymorphicFunction(func, input_signature, name)
+        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing)
+    return PolymorphicFunction(func, input_signature, name, reduce_retracing)

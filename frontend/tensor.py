@@ -318,6 +318,11 @@ def constant(value, dtype=None, shape=None, name=None):
     """An eager tensor from a Python or NumPy value (`tf.constant`)."""
     if isinstance(value, Tensor) and dtype is None and shape is None:
         return value
+    if isinstance(value, SymbolicTensor):
+        if shape is not None or (dtype is not None and dtypes.as_dtype(dtype) is not value.dtype):
+            raise TypeError(f"tfn.constant cannot change the dtype or shape of the symbolic tensor {value!r}; "
+                            "use tfn.cast or tfn.reshape")
+        return value
     if isinstance(value, TensorBase):
         value = np.asarray(value)
     arr, dt = convert_to_numpy(value, dtype)

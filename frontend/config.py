@@ -1,0 +1,19 @@
+"""`tfn.config`: run tfn.functions eagerly (for debugging) and ask whether code runs eagerly."""
+from tfn import graph as graph_mod
+
+_RUN_EAGERLY = [False]
+
+
+def run_functions_eagerly(run_eagerly):
+    """Make every tfn.function run its Python function eagerly instead of tracing (`True`), or not."""
+    _RUN_EAGERLY[0] = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    """Whether tfn.functions currently run eagerly (set by `run_functions_eagerly`)."""
+    return _RUN_EAGERLY[0]
+
+
+def executing_eagerly():
+    """False while a tfn.function is being traced on this thread, True otherwise."""
+    return graph_mod.current() is None
