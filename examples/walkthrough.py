@@ -71,6 +71,47 @@ print()
 print("Calling again with an int32 scalar does not trace:")
 print(double(tf.constant(2)))
 
+print()
+print("All the traces so far:")
+print(double.pretty_printed_concrete_signatures())
+
+section("Controlling retracing: a fixed input_signature")
+
+
+@tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
+def next_collatz(x):
+    print("Tracing with", x)
+    return tf.where(x % 2 == 0, x // 2, 3 * x + 1)
+
+
+print(next_collatz(tf.constant([1, 2])))
+for bad in (tf.constant([[1, 2], [3, 4]]), tf.constant([1.0, 2.0])):
+    try:
+        next_collatz(bad)
+    except TypeError as e:
+        print("Caught expected exception\n  <class 'TypeError'>:", str(e).split(". Received")[0])
+
+section("Controlling retracing: reduce_retracing generalises shapes")
+
+
+@tf.function(reduce_retracing=True)
+def g(x):
+    print("Tracing with", x)
+    return x
+
+
+print(g(tf.constant([1, 2, 3])))  # Traces once.
+print(g(tf.constant([1, 2, 3, 4, 5])))  # Traces again, but more generalized this time.
+print(g(tf.constant([1, 2, 3, 4, 5, 6, 7])))  # No more tracing!
+print(g(tf.constant([1, 2, 3, 4, 5, 6, 7, 8, 9])))
+
+section("Obtaining concrete functions")
+print("Obtaining concrete trace")
+double_ints = double.get_concrete_function(tf.TensorSpec(shape=[2], dtype=tf.int32))
+print("Executing traced function")
+print(double_ints(tf.constant([1, 2])))
+print(double_ints)
+
 section("Inspecting the compiler: the IR of each stage")
 print(dense_layer.experimental_get_compiler_ir(tf.ones([3, 2]), tf.ones([2, 2]), tf.ones([2]))(stage="tfn"))
 print(dense_layer.experimental_get_compiler_ir(tf.ones([3, 2]), tf.ones([2, 2]), tf.ones([2]))(stage="linalg"))
