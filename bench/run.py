@@ -1,0 +1,414 @@
+"""tfn's benchmark suite (issue 6): `python bench/run.py [--quick]` prints one table of medians and targets."""
+import argparse
+import atexit
+import ctypes
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+# Compile into a private, initially empty artifact cache: first-call figures must not hit an old artifact.
+_CACHE_ROOT = tempfile.mkdtemp(prefix="tfn-bench-")
+atexit.register(shutil.rmtree, _CACHE_ROOT, ignore_errors=True)
+os.environ["TFN_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "main")
+
+import tfn  # noqa: E402
+
+perf = time.perf_counter
+
+
+class Config:
+    """Repetition counts: --quick trades precision for a run well under two minutes."""
+
+    def __init__(self, quick):
+        self.quick = quick
+        self.repeats = 5 if quick else 15        # timed samples per measurement
+        self.sample_s = 0.01 if quick else 0.05  # target length of one sample (an inner loop of calls)
+        self.case_s = 1.0 if quick else 4.0      # cap on the time spent sampling one slow call
+        self.first_reps = 3 if quick else 7      # cold first calls / new processes
+        self.big_matmul = not quick              # 1024^3 takes seconds per tfn call
+        self.big_compile = not quick             # the 1,000-op first call takes minutes
+        self.trace_reps = {100: 5, 1000: 3, 10000: 1} if quick else {100: 9, 1000: 5, 10000: 3}
+
+
+def median_time(fn, cfg):
+    """Median seconds per call of fn() after warm-up: repeats of an inner loop sized to cfg.sample_s."""
+    fn()
+    t = perf()
+    fn()
+    one = perf() - t
+    inner = max(1, int(cfg.sample_s / max(one, 1e-9)))
+    repeats = cfg.repeats if inner > 1 else max(3, min(cfg.repeats, int(cfg.case_s / one)))
+    samples = []
+    for _ in range(repeats):
+        t = perf()
+        for _ in range(inner):
+            fn()
+        samples.append((perf() - t) / inner)
+    return statistics.median(samples)
+
+
+# ---- frameworks: each builds a zero-argument callable running fn on given NumPy inputs -------------------------
+
+class Framework:
+    """One column of the table: how to make inputs, how to wrap a function, which op namespace it uses."""
+
+    def __init__(self, name, ns, to_input, wrap, sync=lambda y: y):
+        self.name, self.ns, self.to_input, self.wrap, self.sync = name, ns, to_input, wrap, sync
+
+    def callable(self, build, arrays):
+        """A zero-argument callable running build(ns) on the inputs, synchronised, already called once."""
+        fn = self.wrap(build(self.ns))
+        inputs = [self.to_input(a) for a in arrays]
+
+        def call():
+            return self.sync(fn(*inputs))
+        call()
+        return call
+
+
+def _frameworks():
+    """tfn compiled, tfn eager, NumPy, then TensorFlow and JAX when they can be imported."""
+    fws = [Framework("tfn compiled", tfn, tfn.constant, tfn.function),
+           Framework("tfn eager", tfn, tfn.constant, lambda f: f),
+           Framework("NumPy", np, lambda a: a, lambda f: f)]
+    try:
+        import tensorflow as tf
+        fws.append(Framework("TF function", tf, tf.constant, tf.function))
+    except ImportError:
+        pass
+    try:
+        import jax
+        import jax.numpy as jnp
+        fws.append(Framework("JAX jit", jnp, jnp.asarray, jax.jit, lambda y: y.block_until_ready()))
+    except ImportError:
+        pass
+    return fws
+
+
+def measure_all(fws, build, arrays, cfg):
+    """{framework name: median seconds or an error string} for build(ns) on the inputs."""
+    out = {}
+    for fw in fws:
+        try:
+            out[fw.name] = median_time(fw.callable(build, arrays), cfg)
+        except NotImplementedError as e:
+            out[fw.name] = str(e)
+        except Exception as e:  # a framework lacking an op must not stop the suite
+            out[fw.name] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+    return out
+
+
+# ---- the functions benchmarked ----------------------------------------------------------------------------------
+
+def add_one(ns):
+    return lambda x: x + 1
+
+
+def arith_chain(n):
+    """n elementwise arithmetic ops, values kept near 1."""
+    def build(ns):
+        def chain(x):
+            for i in range(n):
+                k = i % 4
+                x = x * 0.999 if k == 0 else x + 0.001 if k == 1 else x - 0.0005 if k == 2 else x / 1.0001
+            return x
+        return chain
+    return build
+
+
+def transcendental_chain(n):
+    """n elementwise ops cycling tanh, *0.5, exp, -1, +0.1 (two in five transcendental), values bounded."""
+    def build(ns):
+        def chain(x):
+            for i in range(n):
+                k = i % 5
+                x = ns.tanh(x) if k == 0 else x * 0.5 if k == 1 else ns.exp(x) if k == 2 else (
+                    x - 1.0 if k == 3 else x + 0.1)
+            return x
+        return chain
+    return build
+
+
+def matmul(ns):
+    return lambda a, b: ns.matmul(a, b)
+
+
+def dense(x, w, b):
+    return tfn.tanh(tfn.matmul(x, w) + b)
+
+
+def rand(*shape):
+    return np.random.default_rng(0).random(shape, dtype=np.float32)
+
+
+# ---- rows of the table ------------------------------------------------------------------------------------------
+
+def row(case, unit, values, target="", met=None, ratio=None, note=""):
+    """One table row: values maps a column to seconds (converted to unit), a number in unit, or a string."""
+    return {"case": case, "unit": unit, "values": values, "target": target, "met": met, "ratio": ratio,
+            "note": note}
+
+
+def _speedup(times, over="NumPy", of="tfn compiled"):
+    """times[over] / times[of] when both are numbers, else None."""
+    a, b = times.get(over), times.get(of)
+    return a / b if isinstance(a, float) and isinstance(b, float) and b > 0 else None
+
+
+def case_overhead(fws, cfg):
+    """(a) per-call overhead of x + 1 on 4 float32."""
+    t = measure_all(fws, add_one, [rand(4)], cfg)
+    c = t["tfn compiled"]
+    return [row("(a) x + 1, 4 float32", "us", t, "tfn compiled <= 5 us", c * 1e6 <= 5, _speedup(t))]
+
+
+def case_chains(fws, cfg):
+    """(b) 50-op elementwise chains on 1,000 and 1,000,000 float32, arithmetic-only and with exp/tanh."""
+    rows = []
+    for size in (1000, 1_000_000):
+        for label, build, need in (("arith", arith_chain(50), 15.0), ("exp/tanh", transcendental_chain(50), 2.0)):
+            t = measure_all(fws, build, [rand(size)], cfg)
+            c, s = t["tfn compiled"], _speedup(t)
+            if size == 1000:
+                target, met = "tfn compiled <= 15 us", c * 1e6 <= 15
+            else:
+                target, met = f"tfn >= {need:g}x NumPy", s is not None and s >= need
+            rows.append(row(f"(b) 50-op {label}, {size:,} f32", "us" if size == 1000 else "ms", t, target, met, s))
+    return rows
+
+
+def _blas_threads():
+    """(get, set) for the thread count of the BLAS NumPy loaded (OpenBLAS), or (None, None)."""
+    libs = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower() and ".so" in line}
+    for path in sorted(libs):
+        lib = ctypes.CDLL(path)
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", "_64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    return get, put
+    return None, None
+
+
+def _numpy_single_thread(a, b, cfg):
+    """NumPy matmul seconds with BLAS limited to one thread in this process, or None if that can't be set."""
+    get, put = _blas_threads()
+    if get is None:
+        return None
+    before = get()
+    put(1)
+    try:
+        return median_time(lambda: a @ b, cfg)
+    finally:
+        put(before)
+
+
+def case_matmul(fws, cfg):
+    """(c) float32 matmul n^3 in GFLOP/s, with NumPy at its default threads and at one thread."""
+    rows = []
+    for n in (256, 1024) if cfg.big_matmul else (256,):
+        a, b = rand(n, n), rand(n, n)
+        t = measure_all(fws, matmul, [a, b], cfg)
+        t["NumPy 1 thread"] = _numpy_single_thread(a, b, cfg) or "unavailable"
+        gf = {k: (2 * n**3 / v / 1e9 if isinstance(v, float) else v) for k, v in t.items()}
+        frac = _speedup(t, over="NumPy 1 thread")
+        target, met = ("tfn >= 0.9x NumPy 1 thread", frac is not None and frac >= 0.9) if n == 1024 else ("", None)
+        rows.append(row(f"(c) matmul {n}^3 f32", "GFLOP/s", gf, target, met, frac,
+                        "ratio: tfn / NumPy 1 thread"))
+    if not cfg.big_matmul:
+        rows.append(row("(c) matmul 1024^3 f32", "GFLOP/s", {}, "tfn >= 0.9x NumPy 1 thread", None,
+                        note="skipped with --quick"))
+    return rows
+
+
+def _conv_numpy(image, kernel, bias):
+    """VALID 2-D convolution, NHWC x HWIO, by im2col and one tensordot (NumPy's best plain route)."""
+    kh, kw = kernel.shape[:2]
+    win = np.lib.stride_tricks.sliding_window_view(image, (kh, kw), axis=(1, 2))  # N,H',W',C,kh,kw
+    return np.tensordot(win, kernel, axes=([4, 5, 3], [0, 1, 2])) + bias
+
+
+def conv(ns):
+    """The guide's Conv2D(100, 3) forward pass in namespace ns; NotImplementedError where ns has no conv."""
+    if ns is np:
+        return _conv_numpy
+    nn = getattr(ns, "nn", None)
+    if nn is not None and hasattr(nn, "conv2d"):
+        return lambda image, kernel, bias: nn.conv2d(image, kernel, 1, "VALID") + bias
+    if ns.__name__.startswith("jax"):
+        import jax
+        return lambda image, kernel, bias: jax.lax.conv_general_dilated(
+            image, kernel, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")) + bias
+    raise NotImplementedError("not supported yet")
+
+
+def case_conv(fws, cfg):
+    """(d) the guide's conv: input 1x200x200x100, 100 filters 3x3, VALID, with bias."""
+    arrays = [rand(1, 200, 200, 100), rand(3, 3, 100, 100) * 0.01, rand(100)]
+    t = measure_all(fws, conv, arrays, cfg)
+    flops = 2 * 198 * 198 * 100 * 3 * 3 * 100
+    note = f"{flops / 1e9:.1f} GFLOP per call"
+    if not isinstance(t["tfn compiled"], float):
+        note += "; tfn has no conv op"
+    return [row("(d) conv 1x200x200x100, 100x3x3", "ms", t, "", None, _speedup(t), note)]
+
+
+# ---- first calls and tracing ------------------------------------------------------------------------------------
+
+def _fresh_cache():
+    """Point TFN_CACHE_DIR at a new empty folder, so the next compile cannot hit an artifact."""
+    os.environ["TFN_CACHE_DIR"] = tempfile.mkdtemp(dir=_CACHE_ROOT)
+
+
+def first_call_seconds(fn, args, reps):
+    """Median seconds of the first call (trace + compile + run) of a new tfn.function of fn, cold cache."""
+    samples = []
+    for _ in range(reps):
+        _fresh_cache()
+        f = tfn.function(fn)
+        t = perf()
+        f(*args)
+        samples.append(perf() - t)
+    return statistics.median(samples)
+
+
+_CHILD = r"""
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+import tfn
+t1 = time.perf_counter()
+x, w, b = tfn.ones([3, 2]), tfn.ones([2, 2]), tfn.ones([2])
+t2 = time.perf_counter()
+@tfn.function
+def dense(x, w, b):
+    return tfn.tanh(tfn.matmul(x, w) + b)
+dense(x, w, b)
+t3 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2}))
+"""
+
+
+def new_process_first_call(reps):
+    """Medians (import tfn, first call beyond import) in new processes sharing a warm artifact cache."""
+    env = dict(os.environ, TFN_CACHE_DIR=tempfile.mkdtemp(dir=_CACHE_ROOT))
+    runs = []
+    for _ in range(reps + 1):  # the first run compiles and fills the cache
+        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    warm = runs[1:]
+    return (statistics.median(r["import"] for r in warm), statistics.median(r["first"] for r in warm),
+            runs[0]["first"])
+
+
+def case_first_call(fws, cfg):
+    """(e) first call of a small function and of a 1,000-op one; first call in a new process, warm cache."""
+    args = (tfn.ones([3, 2]), tfn.ones([2, 2]), tfn.ones([2]))
+    small = first_call_seconds(dense, args, cfg.first_reps)
+    rows = [row("(e) first call, small fn (3 ops)", "ms", {"tfn compiled": small}, "<= 60 ms", small <= 0.060,
+                note="tanh(matmul(x, w) + b) on 3x2; trace + compile + run, empty cache")]
+    if cfg.big_compile:
+        big = first_call_seconds(arith_chain(1000)(tfn), (tfn.constant(rand(1000)),), 1)
+        rows.append(row("(e) first call, 1,000-op fn", "ms", {"tfn compiled": big}, "", None,
+                        note="arith chain (*, +, -, /) on 1,000 f32; 1 sample"))
+    else:
+        rows.append(row("(e) first call, 1,000-op fn", "ms", {}, note="skipped with --quick (takes minutes)"))
+    imp, first, cold = new_process_first_call(cfg.first_reps)
+    rows.append(row("(e) new process, warm cache", "ms", {"tfn compiled": first}, "<= 10 ms beyond import",
+                    first <= 0.010, note=f"import tfn {imp * 1e3:.0f} ms; cold-cache process {cold * 1e3:.0f} ms"))
+    return rows
+
+
+def trace_seconds(n, reps):
+    """Median seconds to trace (no compile) an n-op arithmetic chain via get_concrete_function."""
+    x = tfn.constant(rand(1000))
+    samples = []
+    for _ in range(reps):
+        f = tfn.function(arith_chain(n)(tfn))
+        t = perf()
+        f.get_concrete_function(x)
+        samples.append(perf() - t)
+    return statistics.median(samples)
+
+
+def case_trace(fws, cfg):
+    """(f) trace time for 100, 1,000 and 10,000 ops, and the ratio 10,000 / 1,000."""
+    t = {n: trace_seconds(n, reps) for n, reps in cfg.trace_reps.items()}
+    rows = [row(f"(f) trace {n:,} ops", "ms", {"tfn compiled": s}, note=f"{s / n * 1e6:.0f} us per op")
+            for n, s in t.items()]
+    r = t[10000] / t[1000]
+    rows.append(row("(f) trace 10,000 / 1,000", "x", {"tfn compiled": r}, "<= 12x", r <= 12))
+    return rows
+
+
+# ---- output -----------------------------------------------------------------------------------------------------
+
+SCALE = {"us": 1e6, "ms": 1e3}
+ORDER = ["tfn compiled", "tfn eager", "NumPy", "NumPy 1 thread", "TF function", "JAX jit"]
+
+
+def fmt(v, unit):
+    """A cell: seconds scaled to unit (rates and ratios as they are) with about three significant digits."""
+    if not isinstance(v, float):
+        return str(v)
+    v *= SCALE.get(unit, 1.0)
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
+
+
+def table(rows):
+    """The rows as a Markdown table (readable as plain text too)."""
+    cols = [c for c in ORDER if any(c in r["values"] for r in rows)]
+    head = ["case", "unit", *cols, "speedup", "target", "met", "note"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        met = {True: "yes", False: "**no**", None: ""}[r["met"]]
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.3g}x"
+        cells = [r["case"], r["unit"], *(fmt(r["values"].get(c, ""), r["unit"]) for c in cols), ratio,
+                 r["target"], met, r["note"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def machine():
+    """One paragraph describing where the figures come from."""
+    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+                 platform.processor())
+    mem = next((int(line.split()[1]) // 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    get, _ = _blas_threads()
+    blas = f"OpenBLAS threads {get()}" if get else "BLAS threads unknown"
+    env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ}
+    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} CPUs ({model}); {mem} MiB RAM; "
+            f"load average {os.getloadavg()[0]:.2f}; Python {platform.python_version()}; "
+            f"NumPy {np.__version__} ({blas}; thread env {env or 'unset'})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, skip 1024^3 and 1,000-op compile")
+    args = parser.parse_args(argv)
+    cfg = Config(args.quick)
+    fws = _frameworks()
+    print(machine())
+    print("frameworks: " + ", ".join(fw.name for fw in fws) + "; speedup = other time / tfn compiled time "
+          "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
+    rows, start = [], perf()
+    for case in (case_overhead, case_chains, case_matmul, case_conv, case_first_call, case_trace):
+        t = perf()
+        rows += case(fws, cfg)
+        print(f"  {case.__doc__.split(' ', 1)[0]} done in {perf() - t:.1f} s", file=sys.stderr, flush=True)
+    print(table(rows))
+    print(f"\ntotal {perf() - start:.0f} s; load average now {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
