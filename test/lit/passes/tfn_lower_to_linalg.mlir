@@ -3,18 +3,20 @@
 // RUN: tfn-opt %s --tfn-lower-to-linalg | FileCheck %s --check-prefix=NOTFN
 // NOTFN-NOT: "tfn.
 
-// tfn-verify, tfn-to-linalg, canonicalize, cse: the `linalg` stage.
+// tfn-verify, tfn-to-linalg, canonicalize, cse, linalg-fuse-elementwise-ops: the `linalg` stage.
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[A:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<?xf32>
 func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {
   // cse leaves one tensor.dim for the dynamic size that every op shares.
   // CHECK: %[[DIM:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x4xf32>
   // CHECK-NOT: tensor.dim
-  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<?x4xf32>, tensor<4xf32>)
-  // CHECK: arith.addf
+  // add and exp fuse into one elementwise kernel.
+  // CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<?x4xf32>, tensor<4xf32>)
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: arith.addf
+  // CHECK-NEXT: math.exp
+  // CHECK-NEXT: linalg.yield
   %0 = "tfn.add"(%a, %b) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
-  // CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<?x4xf32>)
-  // CHECK: math.exp
   %1 = "tfn.exp"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   // CHECK: %[[R:.*]] = linalg.reduce ins(%[[EXP]] : tensor<?x4xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [1]
   %2 = "tfn.reduce_sum"(%1) {axis = array<i64: 1>, keepdims = false} : (tensor<?x4xf32>) -> tensor<?xf32>
