@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from tfn.dialects.locations import file_location
+
 SEVERITY = {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
             ir.DiagnosticSeverity.NOTE: "note", ir.DiagnosticSeverity.REMARK: "remark"}
 
@@ -22,21 +24,6 @@ class Diag:
     col: int
     loc_text: str
     notes: list = field(default_factory=list)
-
-
-def file_location(loc):
-    """The first `file:line:col` inside a location (through name, call-site and fused locations), or None."""
-    if loc.is_a_file():
-        return loc.filename, loc.start_line, loc.start_col
-    if loc.is_a_name():
-        return file_location(loc.child_loc)
-    if loc.is_a_callsite():
-        return file_location(loc.callee)
-    if loc.is_a_fused():
-        for child in loc.locations:
-            if found := file_location(child):
-                return found
-    return None
 
 
 def copy(diag):

@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from tfn.dialects import optable
+from tfn.dialects.locations import file_location
 from tfn.passes.walk import tfn_ops
 
 FLAG = "tfn_error_flag"
@@ -104,19 +105,6 @@ def report(rw, cond, details=()):
         scf.YieldOp([])
 
 
-def _location_text(loc):
-    """`file:line` of a file location (or the first one inside a fused/name/call-site location), or None."""
-    if loc.is_a_file():
-        return f"{loc.filename}:{loc.start_line}"
-    inner = list(loc.locations) if loc.is_a_fused() else [loc.child_loc] if loc.is_a_name() else \
-        [loc.callee] if loc.is_a_callsite() else []
-    for child in inner:
-        text = _location_text(child)
-        if text:
-            return text
-    return None
-
-
 def describe(module_op, code, details, function_name=""):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module)."""
     from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern's formatter; a cached .so skips it)
@@ -126,6 +114,7 @@ def describe(module_op, code, details, function_name=""):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
     op = sites[code - 1]
     message = FORMATTERS[op.name](list(details), op)
-    where = _location_text(op.location)
+    found = file_location(op.location)
+    where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
     return f"{message}\n\t [[{node}]] [Op:{function_name}]"
