@@ -110,7 +110,7 @@ class ConcreteFunction:
             else:
                 module = self._copy_module()
                 _run_pipeline(module.operation, "tfn-pipeline", self.name)
-                so, scratch = compiler.compile_cached(module, k)
+                so, scratch = compiler.build_and_store(module, k)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
         self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
                                       on_error=self._error_message)

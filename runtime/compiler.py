@@ -30,11 +30,10 @@ def build_shared_object(llvm_module, opt_level=3):
     return so, work
 
 
-def compile_cached(llvm_module, k):
-    """(path of the .so for key k, a scratch dir to remove once it is loaded or None); builds on a miss."""
-    hit = cache.lookup(k)
-    if hit:
-        return hit, None
+def build_and_store(llvm_module, k):
+    """Build the .so of `llvm_module` and store it under key k (the caller looked k up first).
+
+    Returns (path, a scratch dir to remove once the .so is loaded, or None)."""
     so, work = build_shared_object(llvm_module)
     path = cache.store(k, so)
     if path != so:
