@@ -19,11 +19,11 @@ def _source_digest():
     h = hashlib.sha256()
     for pkg in (tfn.dialects, tfn.passes):
         root = os.path.dirname(os.path.abspath(pkg.__file__))
-        for here, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
+        for here, _dirs, files in sorted(os.walk(root)):
             for name in sorted(f for f in files if f.endswith(".py")):
-                with open(os.path.join(here, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read())
+                path = os.path.join(here, name)
+                with open(path, "rb") as f:
+                    h.update(os.path.relpath(path, root).encode() + b"\0" + f.read())
     return h.hexdigest()[:16]
 
 
