@@ -4,6 +4,9 @@ Each section below is a part of the guide (`../shared/spec/tf-function-guide.txt
 with `tf` read as `tfn`. Everything under @tfn.function is traced into the tfn MLIR dialect, lowered through
 linalg to LLVM, compiled to native code and called from Python.
 """
+import os
+import runpy
+import sys
 import timeit
 
 import numpy as np
@@ -126,3 +129,11 @@ def normalize(x):
 
 for n in (2, 5):
     print(normalize(tf.constant(np.arange(2 * n, dtype=np.float32).reshape(n, 2))))
+
+# Later parts of the guide live in examples/sections/, one file per part, run here in the guide's order.
+# Each file imports `section` from sections/common.py.
+SECTIONS = []
+_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sections")
+sys.path.insert(0, _DIR)
+for _name in SECTIONS:
+    runpy.run_path(os.path.join(_DIR, _name), run_name="__main__")
