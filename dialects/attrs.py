@@ -2,12 +2,14 @@
 import numpy as np
 from mlir import ir
 
-from tfn.dialects import dtypes
+from tfn.dialects import dtypes, string_attrs
 from tfn.dialects.types import TensorType
 
 
 def _dense(value):
     arr, tt = value
+    if tt.dtype.is_string:
+        return string_attrs.encode(arr, tt)
     t = tt.to_mlir()
     if arr.dtype == np.bool_:
         return ir.DenseElementsAttr.get(np.packbits(arr.reshape(-1), bitorder="little"), type=t)
@@ -19,6 +21,8 @@ def _dense(value):
 def _undense(attr):
     attr = ir.DenseElementsAttr(attr)
     tt = TensorType.from_mlir(attr.type)
+    if tt.dtype.is_string:
+        return string_attrs.decode(attr, tt), tt
     if attr.is_splat:
         v = attr.get_splat_value()
         v = ir.FloatAttr(v).value if tt.dtype.is_floating else ir.IntegerAttr(v).value
@@ -40,6 +44,7 @@ CODECS = {
     "dtype": (lambda v: ir.TypeAttr.get(ir.Type.parse(dtypes.as_dtype(v).mlir)),
               lambda a: dtypes.as_dtype(str(ir.TypeAttr(a).value))),
     "dense": (_dense, _undense),
+    "str": (lambda v: ir.StringAttr.get(str(v)), lambda a: ir.StringAttr(a).value),
 }
 
 

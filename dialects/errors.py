@@ -46,3 +46,7 @@ class OperatorNotAllowedInGraphError(TypeError):
 
 class CompileError(InternalError):
     """tfn could not compile a traced function (an MLIR pass or the native toolchain failed)."""
+
+
+class InaccessibleTensorError(ValueError):
+    """A symbolic tensor used outside the control-flow branch or loop body that made it."""

@@ -65,7 +65,7 @@ def _rsqrt(x):
 
 def _add(x, y):
     if x.dtype == object:
-        return np.frompyfunc(lambda a, b: a + b, 2, 1)(x, y).astype(object)
+        return np.asarray(np.frompyfunc(lambda a, b: a + b, 2, 1)(x, y), dtype=object)  # 0-d: not a scalar
     return np.add(x, y)
 
 

@@ -47,8 +47,11 @@ class TensorType:
 
 def element_type(dtype):
     """The MLIR element type of a dtype's storage after lowering: unsigned becomes signless, and bool
-    becomes i8 (NumPy's 1-byte bools; memrefs of i1 cannot be lowered to LLVM)."""
+    becomes i8 (NumPy's 1-byte bools; memrefs of i1 cannot be lowered to LLVM); a string is an i64 handle
+    into the runtime's string table (runtime/callbacks.py)."""
     dtype = dtypes.as_dtype(dtype)
+    if dtype.is_string:
+        return ir.IntegerType.get_signless(64)
     if dtype.is_bool:
         return ir.IntegerType.get_signless(8)
     return ir.Type.parse(dtype.mlir.replace("ui", "i"))

@@ -1,5 +1,15 @@
 """tfn: TensorFlow's tf.function rebuilt as a compiler on MLIR. `import tfn as tf` runs the guide's programs."""
-from tfn import config, dtypes, errors, linalg, math, nest  # noqa: F401
+from tfn import (  # noqa: F401
+    autograph,
+    config,
+    dtypes,
+    errors,
+    linalg,
+    math,
+    nest,
+    nn,
+    types,
+)
 from tfn.array_ops import (  # noqa: F401
     broadcast_to,
     concat,
@@ -11,6 +21,7 @@ from tfn.array_ops import (  # noqa: F401
     unstack,
 )
 from tfn.config import executing_eagerly  # noqa: F401
+from tfn.control_flow import cond, while_loop  # noqa: F401
 from tfn.dtypes import (  # noqa: F401
     DType,
     as_dtype,
@@ -61,6 +72,9 @@ from tfn.math_ops import (  # noqa: F401
     truediv,
     where,
 )
+from tfn.module import Module  # noqa: F401
+from tfn.print_ops import print  # noqa: F401,A004
+from tfn.py_function import py_function  # noqa: F401
 from tfn.reduction_ops import (  # noqa: F401
     argmax,
     argmin,
@@ -72,10 +86,13 @@ from tfn.reduction_ops import (  # noqa: F401
     reduce_prod,
     reduce_sum,
 )
+from tfn.scatter_ops import tensor_scatter_nd_update  # noqa: F401
 from tfn.slicing_ops import gather  # noqa: F401
 from tfn.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
+from tfn.tensor_array import TensorArray  # noqa: F401
 from tfn.tensor_shape import TensorShape  # noqa: F401
 from tfn.tensor_spec import TensorSpec  # noqa: F401
+from tfn.variables import Variable, init_scope  # noqa: F401
 
 divide = truediv
 

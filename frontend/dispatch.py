@@ -2,10 +2,12 @@
 import numpy as np
 
 from tfn import graph as graph_mod
+from tfn import leaks
 from tfn.dialects import optable
 from tfn.dialects.errors import OpError
 from tfn.dialects.types import TensorType
 from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.variables import Variable
 
 
 class OutOfScopeError(TypeError):
@@ -14,10 +16,7 @@ class OutOfScopeError(TypeError):
 
 def _check_scope(t, g):
     if t._graph is not g:
-        raise TypeError(
-            f"{t!r} is out of scope and cannot be used here: it was defined in the trace of "
-            f"'{t._graph.name}', which is not the function being traced now. Return it from that "
-            "function instead of keeping it in a Python variable.")
+        raise leaks.out_of_scope(t)
 
 
 def apply(name, inputs, attrs=None):
@@ -25,6 +24,7 @@ def apply(name, inputs, attrs=None):
     opdef = optable.OPS[name]
     attrs = attrs or {}
     g = graph_mod.current()
+    inputs = [x.value() if isinstance(x, Variable) else x for x in inputs]  # read variables in program order
     symbolic = g is not None and any(isinstance(x, SymbolicTensor) for x in inputs)
     if symbolic:
         return _apply_symbolic(g, opdef, inputs, attrs)
@@ -45,7 +45,7 @@ def _apply_symbolic(g, opdef, inputs, attrs):
             _check_scope(x, g)
             values.append(x)
         else:
-            values.append(g.constant(x))
+            values.append(g.as_symbolic(x))
     types = [TensorType(x._shape, x._dtype) for x in values]
     try:
         out_types = opdef.infer_types(types, attrs)

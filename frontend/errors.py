@@ -2,6 +2,7 @@
 from tfn.dialects.errors import (  # noqa: F401
     CompileError,
     FailedPreconditionError,
+    InaccessibleTensorError,
     InternalError,
     InvalidArgumentError,
     NotFoundError,

@@ -10,9 +10,9 @@ import numpy as np
 from mlir import ir
 
 from tfn import graph as graph_mod
-from tfn import nest, trace_type
+from tfn import leaks, nest, trace_type, variables
 from tfn.config import _RUN_EAGERLY
-from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
+from tfn.dialects.errors import CompileError, UnimplementedError
 from tfn.dialects.types import TensorType
 from tfn.passes import pipelines, registry
 from tfn.passes.lowering import runtime_errors
@@ -51,11 +51,7 @@ def _slow_key(x, t):
         return ("nd", x.dtype.str, x.shape)
     if hasattr(x, "__tf_tracing_type__"):
         return ("tt", x.__tf_tracing_type__(None))
-    try:
-        hash(x)
-    except TypeError:
-        return ("id", id(x))
-    return (t, x)
+    return ("obj", trace_type.of(x))  # by weak reference: the cache must not keep arguments alive
 
 
 class ConcreteFunction:
@@ -74,8 +70,16 @@ class ConcreteFunction:
         self._out_structure = out_structure
         self._out_leaves = out_leaves  # per output leaf: ("result", i) | ("const", value)
         self._executable = None
+        self._call_keys = set()  # exact argument keys of __call__ that bound without conversion
         self._stage_text = {}
         self._out_dtypes = [t.dtype for t in graph_output_types(graph)]
+        # State (frontend/variables.py): arrays of captured inputs appended to the arguments', and setters of
+        # the variables whose new values follow the user's results; a first trace that creates variables runs
+        # once first as `_initializer`, to initialise those whose initial value it computes.
+        self._capture_sources = variables.capture_sources(graph)
+        self._writebacks = list(graph.writebacks)
+        self._user_dtypes = self._out_dtypes[:len(self._out_dtypes) - len(self._writebacks)]
+        self._initializer = None
 
     @property
     def structured_input_signature(self):
@@ -83,6 +87,12 @@ class ConcreteFunction:
         params = self.function_type.params
         return (tuple(t for _, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
                 {n: t for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
+
+    @property
+    def inference_fn(self):
+        """The compiled code as a callable on the flat input tensors, without binding (TF's AtomicFunction)."""
+        from tfn import atomic
+        return atomic.AtomicFunction(self)
 
     def ir(self, stage="tfn"):
         """The function's IR text at a stage: tfn, linalg, bufferized, llvm."""
@@ -113,7 +123,10 @@ class ConcreteFunction:
                 so, scratch = compiler.build_and_store(module, k)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
         self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
-                                      on_error=self._error_message)
+                                      on_error=self._error_message, handlers=self.graph.callbacks)
+        run = _fast_runner(self)
+        if run is not None:
+            self._run_leaves = run  # shadows the method: cache hits go straight to the executable's plan
 
     def _error_message(self, code, details):
         """The message of a run-time error the compiled code reported: the op and the user's line."""
@@ -123,8 +136,26 @@ class ConcreteFunction:
     def _call_flat(self, arrays):
         if self._executable is None:
             self._compile()
+        if self._capture_sources or self._writebacks or self._initializer is not None:
+            return self._call_stateful(arrays)
         results = self._executable(arrays)
         return [Tensor._trusted(a, dt) for a, dt in zip(results, self._out_dtypes)]
+
+    def _call_stateful(self, arrays):
+        """Run with the captured values after the arguments; write the extra results back into their variables."""
+        if self._initializer is not None:
+            init, self._initializer = self._initializer, None
+            try:
+                return init._call_flat(arrays)
+            except BaseException:
+                self._initializer = init
+                raise
+        results = self._executable([*arrays, *[read() for read in self._capture_sources]])
+        if self._writebacks:
+            n = len(results) - len(self._writebacks)
+            for write, array in zip(self._writebacks, results[n:]):
+                write(array)
+        return [Tensor._trusted(a, dt) for a, dt in zip(results, self._user_dtypes)]
 
     def _pack_outputs(self, results):
         leaves = [results[v] if kind == "result" else v for kind, v in self._out_leaves]
@@ -137,6 +168,15 @@ class ConcreteFunction:
         return self._pack_outputs(self._call_flat(arrays))
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and self._leaf_params:
+            key = tuple(map(_key, args))
+            if key in self._call_keys:  # these exact types bound to the parameters before: no binding
+                return self._run_leaves(args)
+            arrays = self._bind_arrays(args, kwargs)
+            if len(args) == len(self.function_type.params) and all(type(a) is Tensor or type(a) in _SCALARS
+                                                                    for a in args):
+                self._call_keys.add(key)
+            return self._pack_outputs(self._call_flat(arrays))
         return self._pack_outputs(self._call_flat(self._bind_arrays(args, kwargs)))
 
     def _bind_arrays(self, args, kwargs):
@@ -160,16 +200,15 @@ class ConcreteFunction:
             try:
                 trace_type.cast(t, values[i], arrays) if i in values else None
             except trace_type.CastError as e:
-                cls = InvalidArgumentError if e.tensor else TypeError
-                raise cls(f"Binding inputs to tfn.function failed due to `{e}`. Received args: {args!r} and "
-                          f"kwargs: {kwargs!r} for signature: {self.function_type}.") from None
+                return trace_type.bind_or_fallback(self.name, self.function_type, e, args, kwargs)
         return arrays
 
     def pretty_printed_signature(self, verbose=True):
         """The parameters with their kinds and types, the output type and the captures, as TF prints them."""
         lines = ["Input Parameters:"]
         lines += [f"  {n} ({k.name}): {t!r}" for n, k, t in self.function_type.params]
-        lines += ["Output Type:", f"  {trace_type.format_output(self.function_type.output)}", "Captures:", "  None"]
+        lines += ["Output Type:", f"  {trace_type.format_output(self.function_type.output)}", "Captures:"]
+        lines += variables.capture_lines(self.graph)
         return "\n".join(lines)
 
     def __str__(self):
@@ -180,6 +219,28 @@ class ConcreteFunction:
 
 
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+
+
+def _fast_runner(concrete):
+    """`run(flat)` for cache hits of a compiled trace, or None where the generic `_run_leaves` is needed.
+
+    The runner hands the call's leaves and the trace's tensor positions to the executable in one call (the C
+    trampoline reads each tensor's array itself) and wraps the results as tensors without copying. Traces
+    with captured inputs or write-backs keep the generic path."""
+    if (getattr(concrete, "_capture_sources", None) or getattr(concrete, "_writebacks", None)
+            or getattr(concrete, "_initializer", None) is not None):
+        return None
+    call, positions = concrete._executable.call, tuple(concrete._arg_positions)
+    trusted, dtypes = Tensor._trusted, concrete._out_dtypes
+    leaves, structure = concrete._out_leaves, concrete._out_structure
+    if leaves == [("result", 0)] and not nest.is_nested(structure):
+        dtype = dtypes[0]
+        return lambda flat: trusted(call(flat, positions)[0], dtype)
+
+    def run(flat):
+        results = [trusted(a, dt) for a, dt in zip(call(flat, positions), dtypes)]
+        return nest.pack_sequence_as(structure, [results[v] if kind == "result" else v for kind, v in leaves])
+    return run
 
 
 def graph_output_types(graph):
@@ -207,8 +268,10 @@ def _run_pipeline(module_op, pipeline, fname):
 class PolymorphicFunction:
     """A Python function traced once per input FunctionType; calls dispatch to compiled code."""
 
-    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False):
+    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False, autograph=True):
         self.python_function = python_function
+        self._autograph = bool(autograph)
+        self._converted_fn = None  # what traces run: AutoGraph's conversion of python_function (made lazily)
         self._name = name or getattr(python_function, "__name__", "function")
         self.input_signature = None if input_signature is None else tuple(input_signature)
         self._reduce_retracing = bool(reduce_retracing)
@@ -220,6 +283,7 @@ class PolymorphicFunction:
         self._kinds = {p.name: p.kind for p in params}
         self._var_positional = next((p.name for p in params if p.kind is _VAR_POSITIONAL), "args")
         self._cache = {}  # exact call key -> ConcreteFunction
+        self._traced = False  # traced once: later traces may not create variables
         self._concretes = []
         self._calls = 0
         self._recent_traces = collections.deque(maxlen=5)  # call numbers of the latest traces
@@ -240,9 +304,9 @@ class PolymorphicFunction:
             ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))
         except TypeError:  # no weak references to this object: a fresh bound function per access
             return PolymorphicFunction(self.python_function.__get__(instance, owner), self.input_signature,
-                                       self._name, self._reduce_retracing)
+                                       self._name, self._reduce_retracing, self._autograph)
         bound = PolymorphicFunction(_weak_method(self.python_function, instance, owner, ref), self.input_signature,
-                                    self._name, self._reduce_retracing)
+                                    self._name, self._reduce_retracing, self._autograph)
         self._bound[key] = (ref, bound)
         return bound
 
@@ -255,8 +319,10 @@ class PolymorphicFunction:
         return bound.args, bound.kwargs
 
     def __call__(self, *args, **kwargs):
-        if _RUN_EAGERLY[0] or graph_mod.current() is not None:
+        if _RUN_EAGERLY[0]:
             return self.python_function(*args, **kwargs)
+        if graph_mod.current() is not None:
+            return self._call_in_trace(args, kwargs)
         self._calls += 1
         if kwargs or len(args) != self._n_plain:
             args, kwargs = self._bind(args, kwargs)
@@ -337,18 +403,44 @@ class PolymorphicFunction:
             out.append((name, kind, spec_type))
         return out + list(params[len(sig):])
 
-    def _trace(self, ftype):
+    def _call_in_trace(self, args, kwargs):
+        """A call made while tracing runs inline; one re-entering this function with equal types cannot end."""
+        b_args, b_kwargs = self._bind(args, kwargs)
+        with trace_type.tracing_call(self, self._call_type(b_args, b_kwargs)):
+            return self._traced_function()(*args, **kwargs)
+
+    def _traced_function(self):
+        """The function a trace runs: python_function converted by AutoGraph, unless autograph=False."""
+        if self._converted_fn is None:
+            from tfn import autograph
+            self._converted_fn = autograph.for_trace(self.python_function) if self._autograph else \
+                self.python_function
+        return self._converted_fn
+
+    def _trace(self, ftype, input_maker=None, register=True):
+        """A new ConcreteFunction for `ftype` (kept in this function's traces if `register`)."""
+        if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
+            from tfn import unranked  # (it subclasses ConcreteFunction)
+            return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
-        with graph:
-            values = [trace_type.placeholder(t, _input_maker(graph, name)) for name, _, t in ftype.params]
+        graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates
+        with graph, trace_type.tracing_call(self, ftype):
+            values = [trace_type.placeholder(t, (input_maker or _input_maker)(graph, name), graph)
+                      for name, _, t in ftype.params]
             n_pos = sum(1 for _, k, _ in ftype.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL)
             s_kwargs = {n: v for (n, _, _), v in zip(ftype.params[n_pos:], values[n_pos:])}
-            outputs = self.python_function(*values[:n_pos], **s_kwargs)
+            outputs = variables.read_outputs(self._traced_function()(*values[:n_pos], **s_kwargs))
             out_leaves, results = _output_leaves(self._name, graph, outputs)
-            graph.finish(results)
+            graph.finish(results + variables.written_state(graph))
+        if graph.created_variables:  # as TF: trace again without creating any; the first trace initialises
+            first = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
+            return variables.traced_again(self._trace(ftype, input_maker, register), first)
         ftype = trace_type.FunctionType(ftype.params, _output_type(outputs))
         concrete = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
-        self._note_trace(ftype)
+        return self._register(concrete) if register else concrete
+
+    def _register(self, concrete):
+        self._note_trace(concrete.function_type)
         self._concretes.append(concrete)
         return concrete
 
@@ -403,6 +495,7 @@ def _weak_method(fn, instance, owner, ref):
     functools.update_wrapper(method, fn)
     method.__signature__ = inspect.signature(fn.__get__(instance, owner))
     del method.__wrapped__
+    method.__ag_method__ = (fn, ref)  # AutoGraph converts fn and binds it the same way
     return method
 
 
@@ -430,8 +523,7 @@ def _output_leaves(name, graph, outputs):
     for leaf in nest.flatten(outputs):
         if isinstance(leaf, SymbolicTensor):
             if leaf._graph is not graph:
-                raise TypeError(f"{leaf!r} returned from '{name}' is out of scope: it belongs "
-                                f"to the trace of '{leaf._graph.name}'")
+                raise leaks.out_of_scope(leaf)
             out_leaves.append(("result", len(results)))
             results.append(leaf)
         elif leaf is None:
@@ -446,8 +538,8 @@ def _output_leaves(name, graph, outputs):
 def _output_type(outputs):
     if outputs is None:
         return None
-    leaves = [leaf if leaf is None or isinstance(leaf, (Tensor, SymbolicTensor)) else constant(leaf)
-              for leaf in nest.flatten(outputs)]
+    leaves = [TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, (Tensor, SymbolicTensor))
+              else leaf if leaf is None else constant(leaf) for leaf in nest.flatten(outputs)]
     return trace_type.of(nest.pack_sequence_as(outputs, leaves))
 
 
@@ -455,5 +547,5 @@ def function(func=None, input_signature=None, autograph=True, reduce_retracing=F
              name=None):
     """Decorator compiling a Python function with tfn (`tf.function`)."""
     if func is None:
-        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing)
-    return PolymorphicFunction(func, input_signature, name, reduce_retracing)
+        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing, autograph)
+    return PolymorphicFunction(func, input_signature, name, reduce_retracing, autograph)

@@ -1,8 +1,10 @@
 """A trace in progress: a `func.func` in the tfn dialect that ops append to, with user source locations."""
+import contextlib
 import os
 import re
 import sys
 import threading
+import weakref
 
 from mlir import ir
 from mlir.dialects import func
@@ -12,13 +14,16 @@ import tfn.passes
 import tfn.runtime
 from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
+from tfn.dialects.errors import InaccessibleTensorError
 from tfn.dialects.types import TensorType
 from tfn.tensor import SymbolicTensor
+from tfn.tensor_spec import TensorSpec
 
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                   for m in (sys.modules["tfn"], tfn.dialects, tfn.passes, tfn.runtime))
 _state = threading.local()
+_EAGER_CONST_THRESHOLD = 128  # TF's: larger eager tensors closed over by a function are captured as inputs
 
 
 def current():
@@ -35,6 +40,15 @@ def user_frame():
     return f
 
 
+class Scope:
+    """A region of a control-flow op being traced (a tfn.cond branch, a tfn.while_loop body)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what):
+        self.what = what
+
+
 class FuncGraph:
     """Builds one traced function. Use as a context manager while the Python function runs."""
 
@@ -45,8 +59,19 @@ class FuncGraph:
         self.symbol = "__inference_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
         self.ctx = context.shared_context()
         self._names = {}
+        self.op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named
         self.inputs = []
         self.closed = False
+        # Effect state (a variable's current value) by key; control flow carries the keys its regions change.
+        self.state = {}
+        self.captures = []  # (outside value, its input, its trace type) per captured eager tensor or variable
+        self._captured = {}  # id(outside value) -> its input (the captures list keeps the value alive)
+        self.variable_creation = True  # False on a tfn.function's later traces: its variables are singletons
+        self.created_variables = []
+        self.writebacks = []  # per result after the user's: the setter of the variable it is the new value of
+        self.callbacks = []  # handler(arrays) -> arrays per run-time callback site (runtime/callbacks.py)
+        self._scopes = []  # the open control-flow regions, innermost last
+        self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -85,22 +110,98 @@ class FuncGraph:
         self.inputs.append(t)
         return t
 
+    def capture(self, source, ttype, name, spec):
+        """The function input standing for an outside value (a large eager tensor, a variable), added once."""
+        t = self._captured.get(id(source))
+        if t is None:
+            t = self._captured[id(source)] = self.add_input(ttype, name)
+            self.captures.append((source, t, spec))
+        return t
+
+    def captured_input(self, source):
+        """The input capturing `source`, or None."""
+        return self._captured.get(id(source))
+
+    def read_state(self, key):
+        """State `key`'s value here (a variable): its latest write, else its value at the call's start (an input)."""
+        t = self.state.get(key)
+        if t is None:
+            t = self.state[key] = key._initial_state(self)
+        return t
+
+    def as_symbolic(self, tensor):
+        """A tensor as a value of this trace: an eager one of at most 128 elements as a constant, else captured."""
+        # as TF: a large tensor is an input read at every call, not baked into the IR (and its cache key)
+        if isinstance(tensor, SymbolicTensor):
+            return tensor
+        if tensor._value.size <= _EAGER_CONST_THRESHOLD or tensor.dtype.is_string:
+            return self.constant(tensor)
+        tt = TensorType(tensor._shape, tensor._dtype)
+        return self.capture(tensor, tt, "capture", TensorSpec(tensor._shape, tensor._dtype))
+
+    @contextlib.contextmanager
+    def inside(self, block, scope=None):
+        """Emit ops at the end of `block` (of a control-flow op) within `scope` until the `with` ends."""
+        saved = self.ip
+        self.ip = ir.InsertionPoint(block)
+        self._scopes.append(scope or Scope("a control-flow region"))
+        try:
+            yield self._scopes[-1]
+        finally:
+            self._scopes.pop()
+            self.ip = saved
+
+    def wrap(self, value, ttype, name):
+        """A symbolic tensor for an MLIR value made at the current insertion point (in the current scope)."""
+        t = SymbolicTensor(value, ttype, self, name)
+        if self._scopes:
+            key = id(t)
+            self._scope_of[key] = (weakref.ref(t, lambda _, d=self._scope_of: d.pop(key, None)), self._scopes[-1])
+        return t
+
+    def check_accessible(self, tensors):
+        """Raise InaccessibleTensorError for a tensor made in a control-flow region that is not open now."""
+        if not self._scope_of:
+            return
+        for t in tensors:
+            ref, scope = self._scope_of.get(id(t), (None, None))
+            if ref is not None and ref() is t and not any(s is scope for s in self._scopes):
+                f = user_frame()
+                where = f"\n  in tfn.function '{self.name}' at {f.f_code.co_filename}:{f.f_lineno}" if f else ""
+                raise InaccessibleTensorError(
+                    f"The tensor {t!r} cannot be accessed here: it is defined in {scope.what}, which is a "
+                    "different code block. Return it from that function (or make it a loop variable) to use it "
+                    "outside." + where)
+
     def emit(self, opdef, operands, attr_values, result_types):
         """Append one tfn op; returns its results as symbolic tensors."""
+        self.check_accessible(operands)
         attributes = {n: attr_codec.to_mlir(k, attr_values.get(n)) for n, k in opdef.attrs.items()}
         op = ir.Operation.create(opdef.full_name, results=[t.to_mlir() for t in result_types],
                                  operands=[o._mlir for o in operands], attributes=attributes,
                                  loc=self.location(), ip=self.ip)
         name = self.unique_name(opdef.name)
-        return [SymbolicTensor(r, t, self, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
+        self.op_names[op] = name  # the op's node name in as_graph_def()
+        return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
 
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
         tt = TensorType(tensor.shape, tensor.dtype)
         return self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
 
+    def as_graph_def(self):
+        """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""
+        from tfn import graph_def
+        return graph_def.as_graph_def(self)
+
+    def get_operations(self):
+        """The trace's nodes as Operations (`.name`, `.type`, `.inputs`, `.outputs`), in program order."""
+        from tfn import graph_def
+        return graph_def.get_operations(self)
+
     def finish(self, outputs):
         """Return `outputs` (symbolic tensors) from the function and fix its type."""
+        self.check_accessible(outputs)
         with self.ctx, ir.Location.unknown():
             func.ReturnOp([o._mlir for o in outputs], ip=self.ip)
             ftype = ir.FunctionType.get([t._mlir.type for t in self.inputs], [o._mlir.type for o in outputs])

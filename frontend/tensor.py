@@ -262,10 +262,7 @@ class SymbolicTensor(TensorBase):
 
     def __index__(self):
         raise TypeError(f"The symbolic Tensor {self._name} cannot be used as a Python index")
-
-    def numpy(self):
-        raise NotImplementedError(f"numpy() is only available when eager execution is enabled; "
-                                  f"{self._name} is a symbolic tensor of a trace")
+    # No numpy(): as TF, `t.numpy()` raises AttributeError: 'SymbolicTensor' object has no attribute 'numpy'.
 
 
 def is_tensor(x):
@@ -316,6 +313,8 @@ def convert_to_numpy(value, dtype=None):
 @op_api("constant")
 def constant(value, dtype=None, shape=None, name=None):
     """An eager tensor from a Python or NumPy value (`tf.constant`)."""
+    if isinstance(value, TensorBase) and type(value) is not Tensor and type(value) is not SymbolicTensor:
+        value = value._as_tensor()  # a variable: its current value (symbolic in a trace)
     if isinstance(value, Tensor) and dtype is None and shape is None:
         return value
     if isinstance(value, SymbolicTensor):
@@ -340,6 +339,8 @@ def constant(value, dtype=None, shape=None, name=None):
 def convert_to_tensor(value, dtype=None, name=None):
     """A tensor (eager or symbolic) from a tensor or a Python value; checks the dtype if given."""
     if isinstance(value, TensorBase):
+        if type(value) is not Tensor and type(value) is not SymbolicTensor:  # a variable: its current value
+            return value._as_tensor(dtype)
         if dtype is not None and value.dtype is not dtypes.as_dtype(dtype):
             raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} "
                              f"for Tensor with dtype {value.dtype.name}: {value!r}")

@@ -1,29 +1,51 @@
 """Trace types of tfn.function arguments (TF's TraceType): tensors by spec, Python values by value.
 
-A trace type is a TensorSpec (tensors, arrays, specs), a Literal (hashable Python values), an Opaque
-(other objects, by identity), a Seq or Mapping of trace types (lists, tuples, namedtuples, dicts), or
-whatever an object's `__tf_tracing_type__` returns (a user TraceType with is_subtype_of,
-most_specific_common_supertype and placeholder_value).
+Every trace type derives from `tfn.types.experimental.TraceType`: a TensorSpec (tensors, arrays, specs), a
+Literal (Python primitives and other hashable objects without weak references), a Weakref (other objects:
+the same object, else an equal one, while it lives), an Opaque (unhashable objects: that very object), a Seq
+or Mapping of trace types (lists, tuples, namedtuples, dicts), or whatever an object's `__tf_tracing_type__`
+returns.
 """
+import collections
 import inspect
+import threading
+import weakref
 
 import numpy as np
 
-from tfn import nest
+from tfn import graph as graph_mod
+from tfn import leaks, nest
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.tensor import SymbolicTensor, Tensor, constant
-from tfn.tensor_spec import TensorSpec
+from tfn.tensor_spec import TensorSpec, shape_is_subtype
+from tfn.trace import PlaceholderContext, TraceType
 
 _CALLER_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_PRIMITIVES = (int, float, bool, str, bytes, complex, type(None))
 
 
-class Literal:
+class _Atom(TraceType):
+    """A type with no supertype but itself: a subtype only of an equal type."""
+
+    __slots__ = ()
+
+    def is_subtype_of(self, other):
+        return self == other
+
+    def most_specific_common_supertype(self, others):
+        return self if all(self == o for o in others) else None
+
+
+class Literal(_Atom):
     """The type of a hashable Python value: that value only (`Literal[2]`)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value):
         self.value = value
+
+    def placeholder_value(self, placeholder_context=None):
+        return self.value
 
     def __eq__(self, other):
         return type(other) is Literal and type(self.value) is type(other.value) and self.value == other.value
@@ -35,13 +57,54 @@ class Literal:
         return f"Literal[{self.value!r}]"
 
 
-class Opaque:
-    """The type of an unhashable Python object: that very object."""
+class Weakref(_Atom):
+    """The type of an object held by weak reference: that object (or, if hashable, an equal one) while it lives."""
+
+    __slots__ = ("ref", "_hash", "_by_value")
+
+    def __init__(self, obj):
+        self.ref = weakref.ref(obj)
+        try:
+            self._hash, self._by_value = hash(obj), True
+        except TypeError:
+            self._hash, self._by_value = id(obj), False
+
+    def placeholder_value(self, placeholder_context=None):
+        return self.ref()
+
+    def __eq__(self, other):
+        if type(other) is not Weakref:
+            return False
+        a, b = self.ref(), other.ref()
+        if a is None or b is None:  # a dead object matches nothing, not even another dead one
+            return self is other
+        return a is b or (self._by_value and other._by_value and _equal(a, b))
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        obj = self.ref()
+        return f"Weakref[{'<deleted object>' if obj is None else repr(obj)}]"
+
+
+def _equal(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # an object whose == is elementwise or broken: identity only
+        return False
+
+
+class Opaque(_Atom):
+    """The type of an unhashable object without weak references: that very object."""
 
     __slots__ = ("value",)
 
     def __init__(self, value):
         self.value = value
+
+    def placeholder_value(self, placeholder_context=None):
+        return self.value
 
     def __eq__(self, other):
         return type(other) is Opaque and self.value is other.value
@@ -53,7 +116,7 @@ class Opaque:
         return f"Opaque[{self.value!r}]"
 
 
-class Seq:
+class Seq(TraceType):
     """The type of a list, tuple or namedtuple: its class and its elements' types."""
 
     __slots__ = ("cls", "items")
@@ -61,6 +124,20 @@ class Seq:
     def __init__(self, cls, items):
         self.cls = cls
         self.items = tuple(items)
+
+    def is_subtype_of(self, other):
+        return (type(other) is Seq and self.cls is other.cls and len(self.items) == len(other.items)
+                and all(is_subtype(x, y) for x, y in zip(self.items, other.items)))
+
+    def most_specific_common_supertype(self, others):
+        if any(type(o) is not Seq or o.cls is not self.cls or len(o.items) != len(self.items) for o in others):
+            return None
+        items = [supertype_of_all(x, [o.items[i] for o in others]) for i, x in enumerate(self.items)]
+        return None if any(t is None for t in items) else Seq(self.cls, items)
+
+    def placeholder_value(self, placeholder_context=None):
+        items = [x.placeholder_value(placeholder_context) for x in self.items]
+        return self.cls(*items) if hasattr(self.cls, "_fields") else self.cls(items)
 
     def __eq__(self, other):
         return type(other) is Seq and self.cls is other.cls and self.items == other.items
@@ -73,7 +150,7 @@ class Seq:
         return f"{name}[{', '.join(map(repr, self.items))}]"
 
 
-class Mapping:
+class Mapping(TraceType):
     """The type of a dict: its keys (in nest order) and their values' types."""
 
     __slots__ = ("cls", "items")
@@ -81,6 +158,22 @@ class Mapping:
     def __init__(self, cls, items):
         self.cls = cls
         self.items = tuple(items)
+
+    def _keys(self):
+        return [k for k, _ in self.items]
+
+    def is_subtype_of(self, other):
+        return (type(other) is Mapping and self.cls is other.cls and self._keys() == other._keys()
+                and all(is_subtype(x, y) for (_, x), (_, y) in zip(self.items, other.items)))
+
+    def most_specific_common_supertype(self, others):
+        if any(type(o) is not Mapping or o.cls is not self.cls or o._keys() != self._keys() for o in others):
+            return None
+        items = [supertype_of_all(x, [o.items[i][1] for o in others]) for i, (_, x) in enumerate(self.items)]
+        return None if any(t is None for t in items) else Mapping(self.cls, zip(self._keys(), items))
+
+    def placeholder_value(self, placeholder_context=None):
+        return nest.mapping_like(self.cls, [(k, x.placeholder_value(placeholder_context)) for k, x in self.items])
 
     def __eq__(self, other):
         return type(other) is Mapping and self.cls is other.cls and self.items == other.items
@@ -102,14 +195,29 @@ class CastError(Exception):
 
 def of(x):
     """The trace type of a value."""
-    if isinstance(x, (Tensor, SymbolicTensor, np.ndarray, TensorSpec)):
+    if isinstance(x, SymbolicTensor) and x._graph is not graph_mod.current():
+        raise leaks.out_of_scope(x)
+    if isinstance(x, (Tensor, SymbolicTensor, np.ndarray)):
         return TensorSpec(x.shape, x.dtype)
+    if isinstance(x, TensorSpec):
+        return x if x.name is None else TensorSpec(x.shape, x.dtype)
+    if type(x) in _PRIMITIVES:
+        return Literal(x)
     if isinstance(x, dict):
-        return Mapping(type(x), ((k, of(x[k])) for k in sorted(x, key=nest._key_order)))
+        return Mapping(type(x), ((k, of(x[k])) for k in nest.sorted_keys(x)))
     if isinstance(x, (list, tuple)):
         return Seq(type(x), map(of, x))
     if hasattr(x, "__tf_tracing_type__"):
         return x.__tf_tracing_type__(None)
+    return _generic(x)
+
+
+def _generic(x):
+    """Weakref for objects that allow weak references, else Literal (hashable) or Opaque (by identity)."""
+    try:
+        return Weakref(x)
+    except TypeError:
+        pass
     try:
         hash(x)
     except TypeError:
@@ -119,48 +227,18 @@ def of(x):
 
 def is_subtype(a, b):
     """Whether every value of type `a` is a value of type `b`."""
-    if isinstance(b, TensorSpec):
-        return isinstance(a, TensorSpec) and a.dtype is b.dtype and _shape_is_subtype(a.shape._dims, b.shape._dims)
-    if type(a) in (Seq, Mapping):
-        return (type(b) is type(a) and a.cls is b.cls and len(a.items) == len(b.items)
-                and all(_item_is_subtype(x, y, type(a) is Mapping) for x, y in zip(a.items, b.items)))
-    if type(a) in (Literal, Opaque, TensorSpec):
-        return a == b
+    if type(b) is TensorSpec:
+        return type(a) is TensorSpec and a.dtype is b.dtype and shape_is_subtype(a.shape._dims, b.shape._dims)
     return bool(a.is_subtype_of(b))
 
 
-def _item_is_subtype(x, y, keyed):
-    return x[0] == y[0] and is_subtype(x[1], y[1]) if keyed else is_subtype(x, y)
-
-
-def _shape_is_subtype(a, b):
-    if b is None:
-        return True
-    return a is not None and len(a) == len(b) and all(d is None or c == d for c, d in zip(a, b))
-
-
 def supertype(a, b):
-    """The most specific common supertype of `a` and `b` of known rank, or None."""
-    if a == b:
-        return a
-    if isinstance(a, TensorSpec):
-        if not isinstance(b, TensorSpec) or a.dtype is not b.dtype or a.shape.rank is None \
-                or a.shape.rank != b.shape.rank:
-            return None
-        return TensorSpec([c if c == d else None for c, d in zip(a.shape, b.shape)], a.dtype)
-    if type(a) in (Seq, Mapping):
-        if type(b) is not type(a) or a.cls is not b.cls or len(a.items) != len(b.items):
-            return None
-        keyed = type(a) is Mapping
-        if keyed and [k for k, _ in a.items] != [k for k, _ in b.items]:
-            return None
-        items = [supertype(x[1], y[1]) if keyed else supertype(x, y) for x, y in zip(a.items, b.items)]
-        if any(t is None for t in items):
-            return None
-        return type(a)(a.cls, zip((k for k, _ in a.items), items) if keyed else items)
-    if type(a) in (Literal, Opaque):
-        return None
-    return a.most_specific_common_supertype([b])
+    """The most specific common supertype of `a` and `b`, or None."""
+    return a if a == b else a.most_specific_common_supertype([b])
+
+
+def supertype_of_all(a, others):
+    return a if all(a == o for o in others) else a.most_specific_common_supertype(others)
 
 
 def leaves(t):
@@ -172,18 +250,61 @@ def leaves(t):
     return [t]
 
 
-def placeholder(t, make_tensor):
+def placeholder(t, make_tensor, graph=None):
     """The value a trace of type `t` sees: `make_tensor(spec)` for tensors, the Python value otherwise."""
     if isinstance(t, TensorSpec):
         return make_tensor(t)
     if type(t) is Seq:
-        items = [placeholder(x, make_tensor) for x in t.items]
+        items = [placeholder(x, make_tensor, graph) for x in t.items]
         return t.cls(*items) if hasattr(t.cls, "_fields") else t.cls(items)
     if type(t) is Mapping:
-        return t.cls((k, placeholder(x, make_tensor)) for k, x in t.items)
-    if type(t) in (Literal, Opaque):
-        return t.value
-    return t.placeholder_value(None)
+        return nest.mapping_like(t.cls, [(k, placeholder(x, make_tensor, graph)) for k, x in t.items])
+    return t.placeholder_value(PlaceholderContext(graph))
+
+
+def map_leaves(t, fn):
+    """`t` with each leaf type replaced by `fn(leaf)`, structure kept."""
+    if type(t) is Seq:
+        return Seq(t.cls, (map_leaves(x, fn) for x in t.items))
+    if type(t) is Mapping:
+        return Mapping(t.cls, ((k, map_leaves(x, fn)) for k, x in t.items))
+    return fn(t)
+
+
+def is_unranked(t):
+    return type(t) is TensorSpec and t.shape.rank is None
+
+
+_active = threading.local()
+
+
+class tracing_call:  # noqa: N801  (used like a function: `with tracing_call(fn, ftype):`)
+    """Mark `fn` as being traced for `ftype` on this thread; re-entering it with an equal type cannot end."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self, fn, ftype):
+        self.entry = (fn, ftype)
+
+    def __enter__(self):
+        stack = _active.__dict__.setdefault("stack", [])
+        fn, ftype = self.entry
+        if any(f is fn and t == ftype for f, t in stack):
+            raise RecursionError(
+                f"the tfn.function '{fn.__name__}' calls itself recursively with the same argument types "
+                f"{ftype.inputs_str()} while it is being traced{_where()}: a recursion on a tensor value cannot "
+                "end at trace time (the Python code runs once per trace, not once per value). Recursive "
+                "tfn.functions are not supported: recurse on a Python value (each depth traces once) or use a loop.")
+        stack.append(self.entry)
+
+    def __exit__(self, *exc):
+        _active.stack.pop()
+        return False
+
+
+def _where():
+    f = graph_mod.user_frame()
+    return "" if f is None else f" (at {f.f_code.co_filename}:{f.f_lineno})"
 
 
 def has_tensors(t):
@@ -200,12 +321,51 @@ def cast(t, x, arrays):
         for item, v in zip(t.items, x):
             cast(item, v, arrays)
     elif type(t) is Mapping:
-        if not isinstance(x, dict) or sorted(x, key=nest._key_order) != [k for k, _ in t.items]:
+        if not isinstance(x, dict) or nest.sorted_keys(x) != [k for k, _ in t.items]:
             raise CastError(f"Can not cast {x!r} to {t!r}", False)
         for k, item in t.items:
             cast(item, x[k], arrays)
     elif not is_subtype(of(x), t):
         raise CastError(f"Can not cast {x!r} to {t!r}", False)
+
+
+def bind_or_fallback(name, ftype, error, args, kwargs):
+    """After a call failed to bind to `ftype` (CastError `error`), bind it as TF's flat signature does.
+
+    The flat signature has only the parameters holding tensors (Python-valued ones keep their traced values),
+    so `concrete(x)` works for a trace of `f(model, x)`. Returns the arrays, or raises TF's error naming both.
+    """
+    try:
+        return bind_flat(name, ftype.params, args, kwargs)
+    except (TypeError, CastError) as flat:
+        cls = InvalidArgumentError if error.tensor else TypeError
+        raise cls(f"Binding inputs to tfn.function failed due to `{error}`. Received args: {args!r} and kwargs: "
+                  f"{kwargs!r} for signature: {ftype}.\nFallback to flat signature also failed due to: {flat}") \
+            from None
+
+
+def bind_flat(name, params, args, kwargs):
+    """The arrays of a call bound to the tensor-holding parameters only (positionally, then by keyword)."""
+    tensor_params = [(n, t) for n, _, t in params if has_tensors(t)]
+    names = [n for n, _ in tensor_params]
+    sig = f"{name}({', '.join(names)})"
+    if len(args) > len(names):
+        raise TypeError(f"{sig} takes {len(names)} positional arguments, got {len(args)}.")
+    unexpected = [k for k in kwargs if k not in names]
+    if unexpected:
+        raise TypeError(f"{sig} got unexpected keyword arguments: {', '.join(unexpected)}.")
+    values = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in values:
+            raise TypeError(f"{sig} got two values for argument '{k}'.")
+        values[k] = v
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise TypeError(f"{sig} missing required arguments: {', '.join(missing)}.")
+    arrays = []
+    for n, t in tensor_params:
+        cast(t, values[n], arrays)
+    return arrays
 
 
 def _tensor_array(spec, x):
@@ -222,6 +382,10 @@ def _tensor_array(spec, x):
     if not is_subtype(got, spec):
         raise CastError(f"Can not cast {got!r} to {spec!r}", True)
     return arr
+
+
+class Parameter(collections.namedtuple("Parameter", "name kind type_constraint")):
+    """One parameter of a FunctionType: its name, inspect kind and trace type."""
 
 
 class FunctionType:
@@ -251,6 +415,16 @@ class FunctionType:
         if any(t is None for t in types):
             return None
         return FunctionType((n, k, t) for (n, k, _), t in zip(self.params, types))
+
+    @property
+    def parameters(self):
+        """name -> Parameter(name, kind, type_constraint), as TF's FunctionType.parameters."""
+        return {n: Parameter(n, k, t) for n, k, t in self.params}
+
+    @property
+    def flat_inputs(self):
+        """The leaf trace types of the parameters, in call order."""
+        return [leaf for _, _, t in self.params for leaf in leaves(t)]
 
     def inputs_str(self):
         return "(" + ", ".join(f"{n}: {t!r}" for n, _, t in self.params) + ")"

@@ -15,8 +15,9 @@ def _define(name, summary, *elements):
     PIPELINES[name] = Pipeline(name, summary, ", ".join(elements))
 
 
+# allow-return-allocs-from-loops: an scf.while body may yield a new tensor (a loop variable's next value).
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
-             "function-boundary-type-conversion=identity-layout-map}")
+             "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}")
 
 LOWER_TO_LLVM = (
     "convert-vector-to-scf", "convert-linalg-to-loops", "lower-affine", "convert-scf-to-cf",
@@ -30,10 +31,10 @@ LOWER_TO_LLVM = (
 _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
         "tfn-verify", "tfn-to-linalg", "canonicalize", "cse", "linalg-fuse-elementwise-ops", "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
-        "tfn-mark-readonly-args", BUFFERIZE, "canonicalize", "buffer-deallocation-pipeline",
-        "convert-bufferization-to-memref", "canonicalize")
+        "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
+        "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
-        "math-expand-ops{ops=tanh}", *LOWER_TO_LLVM)
+        "tfn-lower-vector-ops", "tfn-polynomial-approximation", "math-expand-ops{ops=tanh}", *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
         "tfn-lower-to-linalg", "tfn-bufferize", "tfn-lower-to-llvm")
 

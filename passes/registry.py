@@ -1,6 +1,7 @@
 """tfn's passes by name, and PassManager construction mixing them with upstream passes."""
 from dataclasses import dataclass
 
+from mlir import ir
 from mlir.passmanager import PassManager
 
 PASSES = {}
@@ -79,5 +80,8 @@ def add_to(pm, pipeline):
 
 def pass_manager(pipeline, context=None):
     """A PassManager on builtin.module running `pipeline` (tfn and upstream names)."""
+    # A dialect must never load while a pipeline runs multi-threaded, and the shared context starts with
+    # tfn's dialects only (dialects/context.py): load every registered one first (no-op once loaded).
+    (context if context is not None else ir.Context.current).load_all_available_dialects()
     pm = PassManager("builtin.module", context=context)
     return add_to(pm, pipeline)

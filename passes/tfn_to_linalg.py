@@ -4,13 +4,16 @@ from mlir import ir
 from tfn.dialects import optable
 from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
-from tfn.passes.lowering import elementwise, misc  # noqa: F401  (register patterns)
+from tfn.passes.lowering import callbacks, elementwise, misc  # noqa: F401  (register patterns)
+from tfn.passes.lowering import conv as _conv_patterns  # noqa: F401
 from tfn.passes.lowering import fill as _fill_patterns  # noqa: F401
 from tfn.passes.lowering import gather as _gather_patterns  # noqa: F401
 from tfn.passes.lowering import matmul as _matmul_patterns  # noqa: F401
 from tfn.passes.lowering import reduction as _reduction_patterns  # noqa: F401
+from tfn.passes.lowering import scatter as _scatter_patterns  # noqa: F401
 from tfn.passes.lowering import shape as _shape_patterns  # noqa: F401
 from tfn.passes.lowering.common import PATTERNS, Rewrite
+from tfn.passes.lowering.control_flow import fix_bool_extracts, retype_control_flow
 from tfn.passes.lowering.runtime_errors import site_codes
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.tfn_verify import verify_module
@@ -45,11 +48,15 @@ def lower_module(module_op):
     # Patterns see the original tfn types: lowering rewrites unsigned tensors to signless ones.
     plan = [(op, [TensorType.from_mlir(v.type) for v in op.operands],
              [TensorType.from_mlir(r.type) for r in op.results]) for op in ops]
+    callbacks.lower_site_calls(module_op)  # traced py_function calls; their results get lowered types now
     for fn in funcs(module_op):
         _retype_signature(fn)
+    retype_control_flow(module_op)
     codes = site_codes([op for op, _, _ in plan])  # the run-time error channel's numbering
     for (op, in_types, out_types), code in zip(plan, codes):
         fn = PATTERNS.get(op.name)
+        if callbacks.has_strings(in_types, out_types):  # string ops call into the runtime
+            fn = callbacks.STRING_PATTERNS.get(op.name, fn)
         if fn is None:
             op.location.emit_error(f"'{op.name}' op has no lowering to linalg")
             raise PassFailure()
@@ -61,6 +68,7 @@ def lower_module(module_op):
         for old, new in zip(op.results, new_values):
             old.replace_all_uses_with(new)
         op.erase()
+    fix_bool_extracts(module_op)
 
 
 register("tfn-to-linalg", "Lower tfn ops to linalg, tensor, arith and math")(lower_module)

@@ -37,7 +37,10 @@ def _digest(path):
 
 
 def lookup(k):
-    """The path of a valid cached artifact for key k, or None (a corrupt entry is removed)."""
+    """The path of a cached artifact for key k whose content matches its recorded hash, or None.
+
+    A damaged entry (truncated, corrupt, missing its hash) is a miss: the caller rebuilds and `store` replaces
+    it atomically. It is not deleted here, where it could be another process's entry landing meanwhile."""
     d = cache_dir()
     if d is None:
         return None
@@ -45,16 +48,9 @@ def lookup(k):
     try:
         with open(sig) as f:
             expected = f.read().strip()
-        if _digest(so) == expected:
-            return so
+        return so if _digest(so) == expected else None
     except OSError:
         return None
-    for p in (so, sig):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
-    return None
 
 
 def store(k, built_path):
@@ -62,19 +58,54 @@ def store(k, built_path):
     d = cache_dir()
     if d is None:
         return built_path
-    _private_dir(d)
     so, sig = os.path.join(d, k + ".so"), os.path.join(d, k + ".sha256")
     digest = _digest(built_path)
-    fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+    try:
+        _private_dir(d)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+    except OSError:  # an unwritable cache: use the artifact uncached
+        return built_path
     with os.fdopen(fd, "w") as f:
         f.write(digest)
+    # Each file lands by rename, the signature last: a reader never trusts a half-written .so. Writers racing
+    # on one key build identical bytes, so any interleaving of their renames leaves a matching pair.
     os.replace(built_path, so)
-    os.replace(tmp, sig)  # the signature lands last: a reader never trusts a half-written .so
+    os.replace(tmp, sig)
     return so
+
+
+def read_memo(name):
+    """The short text `write_memo` remembered under `name` (a value derived from files it names), or None."""
+    d = cache_dir()
+    if d is None:
+        return None
+    try:
+        with open(os.path.join(d, name + ".memo")) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def write_memo(name, text):
+    """Remember `text` under `name`, atomically; nothing happens when the cache is off or unwritable."""
+    d = cache_dir()
+    if d is None:
+        return
+    try:
+        _private_dir(d)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(d, name + ".memo"))
+    except OSError:
+        pass
 
 
 def scratch_dir():
     """A private directory for building artifacts (inside the cache so that renames stay atomic)."""
     d = cache_dir()
-    base = _private_dir(os.path.join(d, "tmp")) if d else None
+    try:
+        base = _private_dir(os.path.join(d, "tmp")) if d else None
+    except OSError:  # an unwritable cache: build in the system's temporary directory, store() keeps it there
+        base = None
     return tempfile.mkdtemp(prefix="build-", dir=base)

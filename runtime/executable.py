@@ -6,12 +6,14 @@ descriptors. Inputs are passed without copying; each result is a fresh malloc th
 wrapping it owns and frees exactly once.
 """
 import ctypes
+import functools
 import shutil
 
 import numpy as np
 
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.passes.lowering.runtime_errors import DETAIL, DETAIL_LEN, FLAG
+from tfn.runtime import callbacks, fastcall
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -48,7 +50,7 @@ class _Owner:
 class Executable:
     """One compiled function: `__call__(arrays) -> list[np.ndarray]`."""
 
-    def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None):
+    def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None):
         self.lib = ctypes.CDLL(so_path)
         # The run-time error channel (passes/lowering/runtime_errors.py); on_error(code, details) -> message.
         self._error_flag = _exported(self.lib, FLAG, ctypes.c_int32)
@@ -63,7 +65,7 @@ class Executable:
             if t.rank and t.is_static:
                 _fill_shape(d, t.shape)
         self._dynamic = [not t.is_static for t in self.in_types]
-        self._out_np = [t.dtype.np for t in self.out_types]
+        self._out_np = [np.int64 if t.dtype.is_string else t.dtype.np for t in self.out_types]  # string handles
         if self.out_types:
             fields = [(f"r{i}", descriptor_type(t.rank)) for i, t in enumerate(self.out_types)]
             self._results = type("Results", (ctypes.Structure,), {"_fields_": fields})()
@@ -75,8 +77,50 @@ class Executable:
         self._addrs = addrs
         fptr = ctypes.cast(getattr(self.lib, f"_mlir_ciface_{name}"), ctypes.c_void_p).value
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(addrs))(fptr)
+        # The C trampoline when it could be built (runtime/fastcall.py); `call(values, positions=None)`.
+        # Callbacks and string tensors: each call runs in a frame of runtime/callbacks.py, on the ctypes path.
+        strings = [[i for i, t in enumerate(ts) if t.dtype.is_string] for ts in (self.in_types, self.out_types)]
+        self.framed = callbacks.install(self.lib) or any(strings)
+        if self.framed:
+            self._call_ctypes = functools.partial(callbacks.run, self._call_ctypes, handlers=handlers or [],
+                                                  string_inputs=strings[0], string_outputs=strings[1])
+        self._name = name
+        self.plan = None if self.framed else _make_plan(self.lib, name, self.in_types, self.out_types,
+                                                        self._error_flag, self._plan_error)
+        # No plan yet while the trampoline compiles in the background: switch to it once it is there.
+        self._plan_pending = self.plan is None and not self.framed and not fastcall.settled()
+        self.call = self.plan.call if self.plan is not None else self._call_values
 
     def __call__(self, arrays):
+        if self._plan_pending:
+            self._adopt_plan()
+        if self.plan is not None:
+            return self.plan.call(arrays)
+        return self._call_ctypes(arrays)
+
+    def _adopt_plan(self):
+        """Make the C trampoline's plan if the extension has become available since this was loaded."""
+        ext = fastcall.module()
+        self._plan_pending = ext is None and not fastcall.settled()
+        if ext is not None:
+            self.plan = _make_plan(self.lib, self._name, self.in_types, self.out_types, self._error_flag,
+                                   self._plan_error)
+
+    def _call_values(self, values, positions=None):
+        """The ctypes path of `plan.call`: values are arrays or tensors, positions pick the inputs."""
+        if self._plan_pending:
+            self._adopt_plan()
+        if self.plan is not None:
+            return self.plan.call(values, positions)
+        if positions is not None:
+            values = [values[i] for i in positions]
+        return self._call_ctypes([v if type(v) is np.ndarray else v._value for v in values])
+
+    def _plan_error(self):
+        """Called by the C trampoline when the error flag is set (it freed the results itself): raise."""
+        self._raise_error(None)
+
+    def _call_ctypes(self, arrays):
         inputs = {}
         for d, a, dyn in zip(self._in_descs, arrays, self._dynamic):
             p = a.__array_interface__["data"][0]
@@ -94,7 +138,8 @@ class Executable:
         """Reset the error flag, free this call's results and raise the InvalidArgumentError its code names."""
         code, self._error_flag.value = self._error_flag.value, 0
         details = list(self._error_detail) if self._error_detail is not None else []
-        self._collect(inputs)  # dropped: the owners free the buffers
+        if inputs is not None:  # the ctypes path: wrap the results to drop them (the owners free the buffers)
+            self._collect(inputs)
         message = self._on_error(code, details) if self._on_error else f"run-time error (code {code})"
         raise InvalidArgumentError(message)
 
@@ -122,6 +167,21 @@ class Executable:
             return np.empty(shape, dtype)
         owner = owners[allocated] = _Owner(allocated, aligned, shape, dtype)
         return np.asarray(owner)
+
+
+def _make_plan(lib, name, in_types, out_types, error_flag, on_error):
+    """The C trampoline's Plan for this library's function, or None (no extension: the ctypes path)."""
+    ext = fastcall.module()
+    if ext is None:
+        return None
+    try:  # the packed wrapper `void f(void **args)` ExecutionEngine generates for each function
+        packed = ctypes.cast(getattr(lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+    flag = ctypes.addressof(error_flag) if error_flag is not None else 0
+    ins = tuple((t.dtype.np, tuple(-1 if d is None else d for d in t.shape)) for t in in_types)
+    outs = tuple((t.dtype.np, t.rank) for t in out_types)
+    return ext.Plan(packed, ins, outs, flag, on_error)
 
 
 def _exported(lib, name, ctype):

@@ -35,6 +35,7 @@ SAMPLES = {
     "logical_and": (tfn.logical_and, [B, B[::-1]]), "logical_or": (tfn.logical_or, [B, B[::-1]]),
     "select": (tfn.where, [B, F, G]), "cast": (lambda x: tfn.cast(x, tfn.int32), [F * 3]),
     "matmul": (tfn.matmul, [F, F.T]),
+    "conv2d": (lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME"), [F.reshape(1, 2, 3, 1), F.reshape(3, 2, 1, 1)]),
     "reduce_sum": (lambda x: tfn.reduce_sum(x, axis=1), [F]),
     "reduce_mean": (lambda x: tfn.reduce_mean(x, axis=0, keepdims=True), [F]),
     "reduce_max": (tfn.reduce_max, [F]), "reduce_min": (lambda x: tfn.reduce_min(x, 0), [I]),
@@ -53,6 +54,8 @@ SAMPLES = {
     "fill_like": (tfn.ones_like, [F]),
     "range": (lambda n: tfn.range(n), [np.int32(5)]),
     "one_hot": (lambda i: tfn.one_hot(i, 4), [IDX]),
+    "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
+    "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
 }
 
 

@@ -167,6 +167,15 @@ func.func @batch_matmul(%a: tensor<2x4x3xf32>, %b: tensor<2x5x3xf32>) -> tensor<
   return %0 : tensor<2x4x5xf32>
 }
 
+// ---- conv2d: linalg.conv_2d_nhwc_hwcf on a zero fill (SAME and dynamic cases: tfn_to_linalg_conv.mlir)
+
+// CHECK-LABEL: func.func @conv2d
+func.func @conv2d(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32> {
+  // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+  %0 = "tfn.conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}
+
 // ---- reductions: linalg.reduce from the identity element
 
 // CHECK-LABEL: func.func @reductions
@@ -313,4 +322,25 @@ func.func @strided_slice(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
   // CHECK: tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<?x2xf32>
   %0 = "tfn.strided_slice"(%x) {begin = array<i64: 1, 0>, begin_mask = array<i64: 1>, dynamic_begin = array<i64>, dynamic_end = array<i64>, end = array<i64: 0, 0>, end_mask = array<i64: 0, 1>, new_axis = array<i64>, shrink_axis = array<i64>, strides = array<i64: 1, 2>} : (tensor<?x4xf32>) -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
+}
+
+// tensor_scatter_update: an scf.for over the index rows inserting each update row at run-time offsets
+// (tfn_to_linalg_control_flow.mlir checks the bounds check and the in-place update in detail).
+// CHECK-LABEL: func.func @tensor_scatter_update
+func.func @tensor_scatter_update(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<4x3xf32>)
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<4x3xf32>
+  %0 = "tfn.tensor_scatter_update"(%t, %i, %u) : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// print: a run-time callback through the exported function pointer (tfn_to_linalg_callbacks.mlir has the details)
+// CHECK-LABEL: func.func @print
+func.func @print(%x: tensor<3xi32>) {
+  // CHECK: bufferization.to_buffer %{{.*}} read_only : tensor<3xi32> to memref<3xi32>
+  // CHECK: memref.get_global @tfn_callback_fn : memref<i64>
+  // CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}) : !llvm.ptr, (i64, i64) -> i64
+  "tfn.print"(%x) {prefix = "x: ", site = 0 : i64, stream = "stderr", suffix = "\0A", summarize = 3 : i64} : (tensor<3xi32>) -> ()
+  return
 }

@@ -1,0 +1,56 @@
+"""tensor_scatter_update (TF's TensorScatterUpdate): a copy of a tensor with slices replaced at indices."""
+import numpy as np
+
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.ops_gather import INDEX_DTYPES
+from tfn.dialects.optable import define
+from tfn.dialects.types import TensorType
+
+
+def _shape_str(shape):
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _compatible(a, b):
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+def _scatter_infer(types, attrs):
+    tensor, indices, updates = types
+    if indices.dtype not in (INDEX_DTYPES[1], INDEX_DTYPES[2]):
+        raise InvalidArgumentError(f"Value for attr 'Tindices' of {indices.dtype.name} is not in the list of "
+                                   "allowed values: int32, int64 [Op:TensorScatterUpdate]")
+    if updates.dtype is not tensor.dtype:
+        raise InvalidArgumentError(f"updates has dtype {updates.dtype.name}, but tensor has dtype "
+                                   f"{tensor.dtype.name} [Op:TensorScatterUpdate]")
+    if indices.rank < 1 or indices.shape[-1] is None:
+        raise InvalidArgumentError(f"indices must be at least rank 1 with a known last dimension, got shape "
+                                   f"{_shape_str(indices.shape)} [Op:TensorScatterUpdate]")
+    k = indices.shape[-1]
+    if k > tensor.rank:
+        raise InvalidArgumentError(f"Index innermost dimension length must be <= tensor rank; saw: {k} vs. "
+                                   f"{tensor.rank} [Op:TensorScatterUpdate]")
+    want = indices.shape[:-1] + tensor.shape[k:]
+    if not _compatible(updates.shape, want):
+        raise InvalidArgumentError(f"updates must have shape {_shape_str(want)} (indices.shape[:-1] + "
+                                   f"tensor.shape[{k}:]), got {_shape_str(updates.shape)} [Op:TensorScatterUpdate]")
+    return TensorType(tensor.shape, tensor.dtype)
+
+
+def _scatter_kernel(arrays, attrs):
+    tensor, indices, updates = arrays
+    k = indices.shape[-1]
+    out = tensor.copy()
+    rows = indices.reshape(-1, k)
+    ups = updates.reshape((rows.shape[0],) + tensor.shape[k:])
+    for n, row in enumerate(rows):
+        if any(i < 0 or i >= d for i, d in zip(row, tensor.shape)):
+            raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in row)}] does not index "
+                                       f"into shape {_shape_str(tensor.shape)} [Op:TensorScatterUpdate]")
+        out[tuple(int(i) for i in row)] = ups[n]
+    return np.asarray(out)
+
+
+define("tensor_scatter_update", ["tensor", "indices", "updates"], _scatter_infer, _scatter_kernel,
+       tf_name="TensorScatterUpdate",
+       summary="a copy of tensor with the slices at indices (rows of the last dim) replaced by updates")

@@ -1,0 +1,390 @@
+"""The run-time half of AutoGraph (`ag__` in converted code): each operator decides when it runs, at trace
+time, whether its statement is plain Python (a Python condition or iterable) or staged control flow (a tensor
+condition or iterable -> `build_if` / `build_while`)."""
+import sys
+import warnings
+
+import numpy as np
+
+from tfn import control_flow as cf
+from tfn import graph as graph_mod
+from tfn import nest
+from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+
+# A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
+UNROLL_WARN_ITERATIONS = 3000
+
+
+class AutoGraphWarning(UserWarning):
+    """AutoGraph could not convert a function, or a Python loop unrolled many times while tracing."""
+
+
+class Undefined:
+    """The value of a variable not (yet) assigned on the path taken, as seen by converted control flow."""
+
+    __slots__ = ("symbol_name",)
+
+    def __init__(self, symbol_name):
+        self.symbol_name = symbol_name
+
+    def __repr__(self):
+        return f"<undefined '{self.symbol_name}'>"
+
+    def _fail(self, *args, **kwargs):
+        raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
+
+    __getattr__ = __call__ = __getitem__ = __iter__ = __bool__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __array__ = _fail
+
+
+class UndefinedReturnValue:
+    """The return value of a function before (or without) executing a `return`."""
+
+    def __repr__(self):
+        return "<no return value>"
+
+
+def retval(value):
+    """The function's result: None when no `return` ran."""
+    return None if isinstance(value, UndefinedReturnValue) else value
+
+
+def autograph_artifact(fn):
+    """Mark a function made by converted code (it is already converted)."""
+    try:
+        fn.__ag_artifact__ = True
+    except AttributeError:
+        pass
+    return fn
+
+
+def _where():
+    """(filename, lineno) of the converted statement calling the operator (the user's own line)."""
+    f = sys._getframe(2)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def _at(where):
+    return f"{where[0]}:{where[1]}"
+
+
+def _staged(x):
+    """Whether control flow on x must be staged: a symbolic tensor of the trace in progress."""
+    return isinstance(x, SymbolicTensor) and graph_mod.current() is not None
+
+
+def _get(get_state, names):
+    """The state values; a variable not bound on the path taken reads as Undefined."""
+    try:
+        return tuple(get_state())
+    except NameError:
+        cells = dict(zip(get_state.__code__.co_freevars, get_state.__closure__ or ()))
+        values = []
+        for n in names:
+            try:
+                values.append(cells[n].cell_contents)
+            except ValueError:
+                values.append(Undefined(n))
+        return tuple(values)
+
+
+# --- if -----------------------------------------------------------------------------------------------------
+
+def if_stmt(cond, body, orelse, get_state, set_state, names):
+    """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if."""
+    if not _staged(cond):
+        if cond:
+            body()
+        else:
+            orelse()
+        return
+    where = _where()
+    init = _get(get_state, names)
+
+    def branch(fn, label, other):
+        def run():
+            set_state(init)
+            fn()
+            out = _get(get_state, names)
+            _check_branch(out, names, label, other, where)
+            return out
+        return run
+    outs = cf.build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), names, where)
+    set_state(outs)
+
+
+def _check_branch(values, names, label, other, where):
+    for name, v in zip(names, values):
+        if isinstance(v, Undefined):
+            raise ValueError(f"'{name}' must also be initialized in the {label} branch of the `if` at {_at(where)}: "
+                             f"it is assigned in the {other} branch and used after the `if`, whose tensor "
+                             "condition makes both branches part of the graph")
+        if isinstance(v, UndefinedReturnValue):
+            raise ValueError(f"the {label} branch of the `if` at {_at(where)} must also have a return statement: "
+                             f"the {other} branch returns a value and the condition is a tensor")
+
+
+def if_exp(cond, if_true, if_false):
+    """`if_true() if cond else if_false()`; a tensor condition selects elementwise (tfn.where)."""
+    if not _staged(cond):
+        return if_true() if cond else if_false()
+    from tfn import math_ops
+    a, b = if_true(), if_false()
+    try:
+        return nest.map_structure(lambda x, y: math_ops.where(cond, *_same_kind(x, y)), a, b)
+    except (TypeError, ValueError) as e:
+        where = _where()
+        raise type(e)(f"{e}\n  in the conditional expression at {_at(where)}") from None
+
+
+def _same_kind(x, y):
+    """Python numbers take the dtype of the tensor they are selected against."""
+    if isinstance(x, TensorBase) and not isinstance(y, TensorBase):
+        return x, convert_to_tensor(y, x.dtype)
+    if isinstance(y, TensorBase) and not isinstance(x, TensorBase):
+        return convert_to_tensor(x, y.dtype), y
+    return x, y
+
+
+# --- and / or / not -------------------------------------------------------------------------------------------
+
+def and_(a, b):
+    """`a() and b()`: Python's short circuit on Python values, tfn.logical_and on tensors."""
+    x = a()
+    if not _staged(x):
+        return x and b()
+    from tfn import math_ops
+    return math_ops.logical_and(x, b())
+
+
+def or_(a, b):
+    """`a() or b()`: Python's short circuit on Python values, tfn.logical_or on tensors."""
+    x = a()
+    if not _staged(x):
+        return x or b()
+    from tfn import math_ops
+    return math_ops.logical_or(x, b())
+
+
+def not_(x):
+    """`not x`; tfn.logical_not on a tensor."""
+    if not _staged(x):
+        return not x
+    from tfn import math_ops
+    return math_ops.logical_not(x)
+
+
+# --- while ------------------------------------------------------------------------------------------------------
+
+def while_stmt(test, body, get_state, set_state, names, opts):
+    """`while test(): body()`; a tensor condition traces test and body once into one scf.while."""
+    where = _where()
+    c = test()
+    if _staged(c):
+        _staged_loop(test, body, get_state, set_state, names, opts, where)
+        return
+    n = 0
+    while True:
+        if _staged(c):
+            raise NotImplementedError(
+                f"The condition of the `while` loop at {_at(where)} started as a Python value, then changed to a "
+                "tensor after an iteration. This happens when a variable changes type in the loop, or when a "
+                "`break` or `return` inside the loop depends on a tensor condition (for example `while True:` "
+                "with `if tensor: break`). Make it a tensor loop: give the loop a tensor condition, with its "
+                "variables tensors before the loop.")
+        if not c:
+            return
+        body()
+        n = _count(n, where)
+        c = test()
+
+
+def _count(n, where):
+    n += 1
+    if n == UNROLL_WARN_ITERATIONS and graph_mod.current() is not None:
+        warnings.warn(f"Large unrolled loop detected at {_at(where)}: this Python loop has run {n} iterations "
+                      "while tracing, adding its ops to the graph each time. Did you mean a tensor loop (loop over "
+                      "tfn.range or a tensor, or give the `while` a tensor condition)?", AutoGraphWarning,
+                      stacklevel=3)
+    return n
+
+
+def _loop_options(opts, init, names):
+    """shape_invariants from set_loop_options, as build_while's list parallel to the loop variables."""
+    pairs = (opts or {}).get("shape_invariants")
+    if not pairs:
+        return None
+    inv = [None] * len(names)
+    for var, shape in pairs:
+        index = next((i for i, v in enumerate(init) if v is var), None)
+        if index is None:
+            raise ValueError(f"set_loop_options: the shape invariant for {var!r} does not name a variable that "
+                             f"the loop changes ({', '.join(names) or 'none'})")
+        inv[index] = shape
+    return inv
+
+
+def _check_defined(init, names, where):
+    for name, v in zip(names, init):
+        if isinstance(v, UndefinedReturnValue):
+            raise NotImplementedError(f"return statements are not supported within a tensor loop (the loop at "
+                                      f"{_at(where)}): assign the result to a variable defined before the loop, "
+                                      "`break`, and return it after the loop")
+        if isinstance(v, Undefined):
+            raise ValueError(f"'{name}' must be defined before the loop at {_at(where)}: it is a loop variable "
+                             "(the loop changes it and uses it in a later iteration or after the loop), and a "
+                             "tensor loop needs its initial value")
+        if v is None:
+            raise ValueError(f"'{name}' is not allowed to be None before the loop at {_at(where)}: a tensor "
+                             "loop variable needs an initial tensor value")
+
+
+def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=None):
+    """A tensor loop: `while test(): body()`; with `counter=(init, advance)` a hidden first loop variable k,
+    `test(k)`, and `advance(k) -> (item, next k)` feeding `body(item)`."""
+    init = _get(get_state, names)
+    _check_defined(init, names, where)
+    invariants = _loop_options(opts, init, names)
+    hidden = () if counter is None else (counter[0],)
+    h = len(hidden)
+
+    def cond_fn(*vs):
+        set_state(vs[h:])
+        return test(*vs[:h])
+
+    def body_fn(*vs):
+        set_state(vs[h:])
+        if counter is None:
+            body()
+            nxt = ()
+        else:
+            item, k = counter[1](vs[0])
+            body(item)
+            nxt = (k,)
+        out = _get(get_state, names)
+        for name, v in zip(names, out):
+            if isinstance(v, (Undefined, UndefinedReturnValue)):
+                raise ValueError(f"'{name}' must be defined on every path through the loop at {_at(where)}")
+        return nxt + out
+
+    all_names = ("loop counter",) * h + tuple(names)
+    if invariants is not None:
+        invariants = [None] * h + invariants
+    outs = cf.build_while(cond_fn, body_fn, hidden + init, all_names, where, invariants)
+    set_state(outs[h:])
+
+
+# --- for --------------------------------------------------------------------------------------------------------
+
+def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts):
+    """`for x in iter_: body(x)`; a tensor (in a trace) is looped over by one scf.while on a counter."""
+    where = _where()
+    if graph_mod.current() is not None and isinstance(iter_, TensorBase):
+        _tensor_for(iter_, extra_test, body, get_state, set_state, names, opts, where)
+        return
+    it = iter(iter_)
+    n = 0
+    while True:
+        if extra_test is not None:
+            go = extra_test()
+            if _staged(go):
+                raise NotImplementedError(
+                    f"A `break` or `return` in the Python `for` loop at {_at(where)} depends on a tensor condition; "
+                    "a loop over a Python iterable is unrolled while tracing and cannot stop on a run-time value. "
+                    "Loop over a tensor or tfn.range instead to make it a tensor loop.")
+            if not go:
+                return
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        body(item)
+        n = _count(n, where)
+
+
+def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where):
+    """Loop over a tensor's first dimension (or the values of a tfn.range) with a hidden counter."""
+    from tfn import math_ops
+    bounds = _range_bounds(x)
+    if bounds is not None:
+        start, limit, delta = bounds
+
+        step = _known_value(delta)
+
+        def test(v):
+            if step is not None:  # the step's sign is known while tracing
+                c = math_ops.less(v, limit) if step > 0 else math_ops.greater(v, limit)
+            else:
+                up = math_ops.logical_and(math_ops.greater(delta, 0), math_ops.less(v, limit))
+                down = math_ops.logical_and(math_ops.less(delta, 0), math_ops.greater(v, limit))
+                c = math_ops.logical_or(up, down)
+            return _and_extra(c, extra_test)
+        counter = (_symbolic(start), lambda v: (v, v + delta))
+        _staged_loop(test, body, get_state, set_state, names, opts, where, counter)
+        return
+    if x.ndim == 0:
+        raise TypeError(f"Cannot iterate over a scalar tensor (the `for` loop at {_at(where)}).")
+    n = x._shape[0]
+    if n is None:
+        raise NotImplementedError(f"The `for` loop at {_at(where)} iterates over a tensor whose first dimension is "
+                                  f"unknown ({x!r}); tfn cannot count its iterations yet. Loop over "
+                                  "tfn.range(n) with a known n, or give the dimension in the input_signature.")
+    x = _symbolic(x)
+    counter = (_symbolic(convert_to_tensor(0)), lambda k: (x[k], k + 1))
+    _staged_loop(lambda k: _and_extra(math_ops.less(k, n), extra_test), body, get_state, set_state, names, opts,
+                 where, counter)
+
+
+def _and_extra(c, extra_test):
+    if extra_test is None:
+        return c
+    from tfn import math_ops
+    return math_ops.logical_and(c, extra_test())
+
+
+def _symbolic(x):
+    if isinstance(x, Tensor):
+        return graph_mod.current().constant(x)
+    return x
+
+
+def _known_value(t):
+    """The value of a scalar tensor known while tracing (eager, or a traced tfn.constant), else None."""
+    if isinstance(t, Tensor):
+        return t._value.item()
+    owner = t._mlir.owner
+    if getattr(owner, "name", None) != "tfn.constant":
+        return None
+    from mlir import ir
+    attr = owner.attributes["value"]
+    for kind, scalar in ((ir.DenseIntElementsAttr, ir.IntegerAttr), (ir.DenseFPElementsAttr, ir.FloatAttr)):
+        try:
+            dense = kind(attr)
+        except ValueError:  # not this kind of attribute
+            continue
+        return scalar(dense.get_splat_value()).value if dense.is_splat else None
+    return None
+
+
+def _range_bounds(x):
+    """(start, limit, delta) of a tfn.range result: an eager arithmetic progression or a traced tfn.range."""
+    if isinstance(x, Tensor):
+        v = x._value
+        if v.ndim != 1 or v.dtype.kind not in "iu":
+            return None
+        d = v[1] - v[0] if len(v) > 1 else v.dtype.type(1)
+        if len(v) == 0:
+            v = np.zeros(1, v.dtype)[:0]
+            return (Tensor(np.asarray(0, v.dtype), x.dtype),) * 2 + (Tensor(np.asarray(1, v.dtype), x.dtype),)
+        if d == 0 or not np.array_equal(v, v[0] + d * np.arange(len(v), dtype=v.dtype)):
+            return None
+        return (Tensor(v[:1].reshape(()), x.dtype), Tensor(np.asarray(v[0] + d * len(v), v.dtype), x.dtype),
+                Tensor(np.asarray(d, v.dtype), x.dtype))
+    owner = x._mlir.owner
+    if getattr(owner, "name", None) != "tfn.range":
+        return None
+    from tfn.dialects.types import TensorType
+    g = graph_mod.current()
+    return tuple(SymbolicTensor(o, TensorType.from_mlir(o.type), g, f"{x.name}/{i}")
+                 for i, o in enumerate(owner.operands))

@@ -1,0 +1,210 @@
+"""Run-time callbacks: compiled code calling back into Python (tfn.print, tfn.py_function, string ops).
+
+A callback site lowers to an indirect call `i64 fn(i64 site, i64 args)` through the function pointer stored in
+the exported global `@tfn_callback_fn : memref<i64>` (the runtime sets it after loading the shared object, so
+a cached .so needs no symbol resolved at load time). `args` points to an i64 array on the stack of the
+calling function (one `memref.alloca` per site in the entry block: a site inside a loop reuses it):
+
+    [n_in, n_out, phase, operand..., result...]   operand/result = [dtype code, rank, data pointer, dims...]
+
+Phase 0 passes the operands; Python runs the site's handler and writes each result's dims (static ones are
+written as their size, dynamic ones as -1, so Python can check them). When the site has results, compiled
+code then allocates each result, stores its pointer and calls again with phase 1; Python copies the values
+in. Sites >= 0 index the traced function's handlers (FuncGraph.callbacks); sites < 0 are the runtime's own
+(BUILTIN_*): string ops. Strings are i64 handles into a table the runtime keeps per call.
+
+A traced `func.call` to a private `func.func` carrying `tfn.site` (how tfn.py_function is traced: its operands
+and results have mixed types, which an IRDL variadic group cannot) is lowered the same way.
+"""
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, bufferization, llvm, memref, tensor
+from mlir.dialects import func as func_d
+
+from tfn.dialects import dtypes
+from tfn.dialects import types as ttypes
+from tfn.dialects.types import TensorType
+from tfn.passes.lowering.common import pattern
+from tfn.passes.walk import collect
+
+FN_GLOBAL = "tfn_callback_fn"
+SITE_ATTR = "tfn.site"
+HEADER = 3
+BUILTIN_STRING_CONCAT = -1
+BUILTIN_STRING_EQUAL = -2
+BUILTIN_STRING_NOT_EQUAL = -3
+BUILTIN_STRING_CONSTANT = -4
+
+# tfn op name -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
+STRING_PATTERNS = {}
+
+
+def dtype_code(dtype):
+    """The number a dtype has in the callback argument array."""
+    return dtypes.ALL.index(dtypes.as_dtype(dtype))
+
+
+def _i64():
+    return ir.IntegerType.get_signless(64)
+
+
+def _c64(v):
+    return arith.constant(_i64(), int(v))
+
+
+def _idx(v):
+    return arith.constant(ir.IndexType.get(), int(v))
+
+
+def _enclosing(op, name):
+    while op is not None and op.name != name:
+        op = op.parent
+    return op
+
+
+def _ensure_fn_global(op):
+    """Declare the exported, zero-initialised function-pointer global in op's module once."""
+    module = _enclosing(op, "builtin.module")
+    if FN_GLOBAL in ir.SymbolTable(module.operation):
+        return
+    i64 = _i64()
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
+        memref.GlobalOp(FN_GLOBAL, ir.TypeAttr.get(ir.MemRefType.get([], i64)), sym_visibility="public",
+                        initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i64),
+                                                                     ir.IntegerAttr.get(i64, 0)))
+
+
+def _pointer(m):
+    return arith.index_cast(_i64(), memref.extract_aligned_pointer_as_index(m))
+
+
+def _call(site, args):
+    """i64 tfn_callback_fn(site, args): an indirect call, opaque to every pass (kept in program order)."""
+    fn = memref.load(memref.get_global(ir.MemRefType.get([], _i64()), FN_GLOBAL), [])
+    ptr_t = ir.Type.parse("!llvm.ptr")
+    callee = llvm.inttoptr(ptr_t, fn)
+    llvm.call(_i64(), [callee, _c64(site), _pointer(args)], [], [])
+
+
+def emit_callback(op, site, values, in_types, out_types):
+    """At the current insertion point: call site `site` with tensor `values`; returns its result tensors."""
+    _ensure_fn_global(op)
+    types = list(in_types) + list(out_types)
+    size = HEADER + sum(3 + t.rank for t in types)
+    entry = _enclosing(op, "func.func").regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(entry):
+        args = memref.AllocaOp(ir.MemRefType.get([size], _i64()), [], []).result
+
+    def put(pos, v):
+        memref.store(_c64(v) if isinstance(v, int) else v, args, [_idx(pos)])
+
+    put(0, len(in_types))
+    put(1, len(out_types))
+    put(2, 0)
+    pos = HEADER
+    for v, t in zip(values, in_types):
+        mtype = ir.MemRefType.get([ir.ShapedType.get_dynamic_size() if d is None else d for d in t.shape],
+                                  ttypes.element_type(t.dtype))
+        put(pos, dtype_code(t.dtype))
+        put(pos + 1, t.rank)
+        put(pos + 2, _pointer(bufferization.to_buffer(mtype, v, read_only=True)))
+        for i in range(t.rank):
+            put(pos + 3 + i, arith.index_cast(_i64(), tensor.dim(v, _idx(i))))
+        pos += 3 + t.rank
+    slots = []
+    for t in out_types:
+        put(pos, dtype_code(t.dtype))
+        put(pos + 1, t.rank)
+        put(pos + 2, 0)
+        for i, d in enumerate(t.shape):
+            put(pos + 3 + i, -1 if d is None else d)
+        slots.append(pos)
+        pos += 3 + t.rank
+    _call(site, args)
+    if not out_types:
+        return []
+    buffers = [_alloc_result(args, p, t) for p, t in zip(slots, out_types)]
+    put(2, 1)
+    _call(site, args)
+    return [bufferization.to_tensor(ttypes.lowered_tensor_type(t), m, restrict=True, writable=True)
+            for m, t in zip(buffers, out_types)]
+
+
+def _alloc_result(args, pos, t):
+    """A new buffer for a result whose dynamic dims phase 0 wrote at args[pos + 3 ...]; records its pointer."""
+    dyn = [arith.index_cast(ir.IndexType.get(), memref.load(args, [_idx(pos + 3 + i)]))
+           for i, d in enumerate(t.shape) if d is None]
+    mtype = ir.MemRefType.get([ir.ShapedType.get_dynamic_size() if d is None else d for d in t.shape],
+                              ttypes.element_type(t.dtype))
+    m = memref.AllocOp(mtype, dyn, []).result
+    memref.store(_pointer(m), args, [_idx(pos + 2)])
+    return m
+
+
+@pattern("print")
+def lower_print(rw):
+    """tfn.print {site} -> a phase-0 callback of the site with the op's tensor (if any)."""
+    return emit_callback(rw.op, rw.attrs["site"], rw.operands, rw.in_types, [])
+
+
+def _string_pattern(site, *names):
+    def lower(rw):
+        return emit_callback(rw.op, site, rw.operands, rw.in_types, rw.out_types)
+    for name in names:
+        STRING_PATTERNS["tfn." + name] = lower
+
+
+def lower_string_constant(rw):
+    """A string constant: its bytes and offsets as i8/i64 constants, handles made by BUILTIN_STRING_CONSTANT."""
+    arr, tt = rw.attrs["value"]
+    flat = [bytes(v) for v in arr.ravel()]
+    data = np.frombuffer(b"".join(flat), np.int8)
+    offsets = np.cumsum([0] + [len(v) for v in flat], dtype=np.int64)
+    values = [arith.constant(ir.RankedTensorType.get([a.size], ir.IntegerType.get_signless(8 * a.itemsize)),
+                             ir.DenseElementsAttr.get(a)) for a in (data, offsets)]
+    in_types = [TensorType(data.shape, dtypes.int8), TensorType(offsets.shape, dtypes.int64)]
+    handles = emit_callback(rw.op, BUILTIN_STRING_CONSTANT, values, in_types, [TensorType((len(flat),), tt.dtype)])
+    shape = arith.constant(ir.RankedTensorType.get([tt.rank], _i64()),
+                           ir.DenseElementsAttr.get(np.array(tt.shape, np.int64).reshape(tt.rank)))
+    return [tensor.reshape(ttypes.lowered_tensor_type(tt), handles[0], shape)]
+
+
+STRING_PATTERNS["tfn.constant"] = lower_string_constant
+_string_pattern(BUILTIN_STRING_CONCAT, "add")
+_string_pattern(BUILTIN_STRING_EQUAL, "equal")
+_string_pattern(BUILTIN_STRING_NOT_EQUAL, "not_equal")
+
+
+def has_strings(*type_lists):
+    return any(t.dtype.is_string for types in type_lists for t in types)
+
+
+def lower_site_calls(module_op):
+    """Replace each func.call of a `tfn.site` declaration by its callback, then erase the declarations."""
+    decls = {fn.attributes["sym_name"].value: fn for fn in collect(module_op, lambda o: o.name == "func.func")
+             if SITE_ATTR in fn.attributes}
+    if not decls:
+        return
+    calls = collect(module_op, lambda o: o.name == "func.call" and
+                    ir.FlatSymbolRefAttr(o.attributes["callee"]).value in decls)
+    for call in calls:
+        site = ir.IntegerAttr(decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+                              .attributes[SITE_ATTR]).value
+        in_types = [TensorType.from_mlir(v.type) for v in call.operands]
+        out_types = [TensorType.from_mlir(r.type) for r in call.results]
+        with ir.InsertionPoint(call), call.location:
+            new = emit_callback(call, site, list(call.operands), in_types, out_types)
+        for old, value in zip(call.results, new):
+            old.replace_all_uses_with(value)
+        call.erase()
+    for fn in decls.values():
+        fn.erase()
+
+
+def declare_site(module, name, site, in_types, out_types):
+    """Add `func.func private @name(...) attributes {tfn.site}` to the module (tfn types); returns it."""
+    with ir.InsertionPoint(module.body):
+        fn = func_d.FuncOp(name, ir.FunctionType.get([t.to_mlir() for t in in_types],
+                                                     [t.to_mlir() for t in out_types]), visibility="private")
+    fn.attributes[SITE_ATTR] = ir.IntegerAttr.get(_i64(), site)
+    return fn

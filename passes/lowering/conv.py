@@ -1,0 +1,69 @@
+"""Lowering of tfn.conv2d: tensor.pad (SAME) + linalg.conv_2d_nhwc_hwcf into a zero fill."""
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from tfn.dialects import types as ttypes
+from tfn.dialects.ops_conv import same_pads
+from tfn.passes.lowering import scalar as s
+from tfn.passes.lowering.common import dim, empty, index, pattern
+
+
+def _dyn_same_pads(size, k, stride, dilation):
+    """(before, after) index values of TF's SAME padding for a run-time input length `size`."""
+    out = arith.ceildivsi(size, index(stride))
+    need = arith.subi(arith.addi(arith.muli(arith.subi(out, index(1)), index(stride)), index((k - 1) * dilation + 1)),
+                      size)
+    total = arith.maxsi(need, index(0))
+    before = arith.divsi(total, index(2))
+    return before, arith.subi(total, before)
+
+
+def _pad_same(x, tt, kh, kw, strides, dilations):
+    """x zero-padded on H and W as TF's SAME padding wants (static or computed at run time)."""
+    low, high, static_low, static_high, shape = [], [], [0, 0, 0, 0], [0, 0, 0, 0], list(tt.shape)
+    dyn = ir.ShapedType.get_dynamic_size()
+    for axis, k in ((1, kh), (2, kw)):
+        stride, dilation = strides[axis - 1], dilations[axis - 1]
+        if tt.shape[axis] is None:
+            before, after = _dyn_same_pads(dim(x, axis), k, stride, dilation)
+            low.append(before)
+            high.append(after)
+            static_low[axis] = static_high[axis] = dyn
+            continue
+        before, after, _ = same_pads(tt.shape[axis], k, stride, dilation)
+        static_low[axis], static_high[axis] = before, after
+        shape[axis] += before + after
+    if not low and static_low == [0] * 4 and static_high == [0] * 4:
+        return x
+    result = ir.RankedTensorType.get([dyn if d is None else d for d in shape], ttypes.element_type(tt.dtype))
+    pad = tensor.PadOp(result, x, low, high, static_low, static_high)
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * 4)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(s.const(tt.dtype, 0))
+    return pad.result
+
+
+@pattern("conv2d")
+def lower_conv2d(rw):
+    """tfn.conv2d(x, w) -> linalg.conv_2d_nhwc_hwcf(pad(x), w) accumulating into zeros."""
+    x, w = rw.operands
+    tx, tw = rw.in_types
+    out = rw.out
+    strides, dilations = list(rw.attrs["strides"]), list(rw.attrs["dilations"])
+    if rw.attrs["same"]:
+        x = _pad_same(x, tx, tw.shape[0], tw.shape[1], strides, dilations)
+    sizes = []
+    for axis, src, src_axis in ((0, x, 0), (1, None, 1), (2, None, 2), (3, w, 3)):
+        if out.shape[axis] is None:
+            sizes.append(dim(src, src_axis) if src is not None else _out_len(x, axis, tw, strides, dilations))
+    init = linalg.fill(s.const(out.dtype, 0), outs=[empty(out, sizes)])
+    return [linalg.conv_2d_nhwc_hwcf(x, w, outs=[init], strides=strides, dilations=dilations)]
+
+
+def _out_len(x, axis, tw, strides, dilations):
+    """(len - ((k - 1) d + 1)) / s + 1 of the (padded) input's spatial axis as an index; 0 if len is too short."""
+    k = tw.shape[axis - 1]
+    span = (k - 1) * dilations[axis - 1] + 1
+    room = arith.subi(dim(x, axis), index(span))
+    n = arith.addi(arith.divsi(room, index(strides[axis - 1])), index(1))
+    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, room, index(0)), index(0), n)

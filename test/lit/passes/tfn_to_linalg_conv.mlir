@@ -1,0 +1,33 @@
+// RUN: tfn-opt %s --tfn-to-linalg | FileCheck %s
+// The result is valid input for the rest of the pipeline.
+// RUN: tfn-opt %s --tfn-to-linalg --canonicalize --cse --one-shot-bufferize=bufferize-function-boundaries > /dev/null
+
+// ---- conv2d: VALID is the named linalg op on a zero fill; SAME zero-pads H and W first (TF's split)
+
+// CHECK-LABEL: func.func @conv_valid
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x3xf32>, %[[W:.*]]: tensor<3x3x3x4xf32>)
+func.func @conv_valid(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x3x3x4xf32> {
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x3x3x4xf32>)
+  // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x3x3x4xf32>)
+  %0 = "tfn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, same = false} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x3x3x4xf32>
+  return %0 : tensor<1x3x3x4xf32>
+}
+
+// CHECK-LABEL: func.func @conv_same
+func.func @conv_same(%x: tensor<2x5x6x3xf32>, %w: tensor<3x2x3x4xf32>) -> tensor<2x5x6x4xf32> {
+  // CHECK: tensor.pad %{{.*}} low[0, 1, 0, 0] high[0, 1, 1, 0]
+  // CHECK: tensor<2x5x6x3xf32> to tensor<2x7x7x3xf32>
+  // CHECK: linalg.conv_2d_nhwc_hwcf
+  %0 = "tfn.conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = true} : (tensor<2x5x6x3xf32>, tensor<3x2x3x4xf32>) -> tensor<2x5x6x4xf32>
+  return %0 : tensor<2x5x6x4xf32>
+}
+
+// Dynamic spatial dims: SAME pads computed at run time, output sizes from the padded input.
+// CHECK-LABEL: func.func @conv_dynamic
+func.func @conv_dynamic(%x: tensor<?x?x?x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<?x?x?x4xf32> {
+  // CHECK: arith.ceildivsi
+  // CHECK: tensor.pad %{{.*}} low[0, %{{.*}}, %{{.*}}, 0] high[0, %{{.*}}, %{{.*}}, 0]
+  // CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<?x?x?x4xf32>
+  %0 = "tfn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, same = true} : (tensor<?x?x?x3xf32>, tensor<3x3x3x4xf32>) -> tensor<?x?x?x4xf32>
+  return %0 : tensor<?x?x?x4xf32>
+}

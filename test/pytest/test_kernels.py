@@ -1,0 +1,137 @@
+"""Fast kernels: polynomial exp/log/tanh accuracy, packed/vectorised matmul and conv paths against NumPy."""
+import numpy as np
+import pytest
+from opcheck import assert_close
+
+import tfn
+from tfn.dialects.errors import InvalidArgumentError
+
+RNG = np.random.default_rng(11)
+
+
+def rel_err(got, want):
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    ok = np.isfinite(want) & (want != 0)
+    return np.max(np.abs(got - want)[ok] / np.abs(want)[ok])
+
+
+def test_polynomial_accuracy_and_special_values():
+    """The bounds documented in tfn-polynomial-approximation (twice the measured maxima) hold."""
+    xe = RNG.uniform(-87, 88, 200_000).astype(np.float32)
+    xl = np.exp(RNG.uniform(np.log(1e-30), np.log(1e30), 200_000)).astype(np.float32)
+    xn = RNG.uniform(0.5, 2, 200_000).astype(np.float32)
+    xt = RNG.uniform(-10, 10, 200_000).astype(np.float32)
+    special = np.array([0, -0.0, 1e-45, 1e-40, np.inf, -np.inf, np.nan, -1, 88.8, -104, -110, 3.4e38], np.float32)
+
+    @tfn.function
+    def f(xe, xl, xn, xt, sp):
+        return (tfn.exp(xe), tfn.math.log(xl), tfn.math.log(xn), tfn.tanh(xt),
+                tfn.exp(sp), tfn.math.log(sp), tfn.tanh(sp), tfn.sigmoid(xt))
+
+    e, lg, ln, t, se, sl, st, sg = [r.numpy() for r in f(xe, xl, xn, xt, special)]
+    assert rel_err(e, np.exp(xe.astype(np.float64))) < 2e-7
+    assert rel_err(lg, np.log(xl.astype(np.float64))) < 2e-7
+    assert np.max(np.abs(ln - np.log(xn.astype(np.float64)))) < 8e-8
+    assert rel_err(t, np.tanh(xt.astype(np.float64))) < 6e-7
+    assert np.max(np.abs(t - np.tanh(xt.astype(np.float64)))) < 6e-7
+    assert rel_err(sg, 1 / (1 + np.exp(-xt.astype(np.float64)))) < 1e-6
+    with np.errstate(all="ignore"):
+        for got, fn in ((se, np.exp), (sl, np.log), (st, np.tanh)):
+            want = fn(special)
+            assert_close(got, want)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_array_equal(np.signbit(got[np.isfinite(want)]), np.signbit(want[np.isfinite(want)]))
+
+
+def test_matmul_fast_path_sizes():
+    """Packed, tiled and vectorised matmuls (sizes not multiples of the tiles, batched, transposed) equal NumPy."""
+    shapes = [((100, 70), (70, 130)), ((128, 128), (128, 128)), ((3, 65, 33), (3, 33, 47)), ((1, 64, 64), (64, 72))]
+    arrays = [RNG.random(s, dtype=np.float32) - 0.5 for pair in shapes for s in pair]
+    bt = RNG.random((90, 70), dtype=np.float32)
+
+    @tfn.function
+    def f(a0, b0, a1, b1, a2, b2, a3, b3, bt):
+        return (tfn.matmul(a0, b0), tfn.matmul(a1, b1), tfn.matmul(a2, b2), tfn.matmul(a3, b3),
+                tfn.matmul(a0, bt, transpose_b=True))
+
+    out = f(*arrays, bt)
+    for got, (a, b) in zip(out, zip(arrays[::2], arrays[1::2])):
+        assert_close(got.numpy(), a @ b)
+    assert_close(out[4].numpy(), arrays[0] @ bt.T)
+    assert "vector.contract" in f.get_concrete_function(*arrays, bt).ir("bufferized")
+
+
+def test_matmul_dynamic_and_empty_shapes_take_the_generic_path():
+    spec = [tfn.TensorSpec([None, 96], tfn.float32), tfn.TensorSpec([96, None], tfn.float32)]
+    f = tfn.function(lambda a, b: tfn.matmul(a, b), input_signature=spec)
+    for m, n in ((100, 70), (0, 5), (7, 0)):
+        a, b = RNG.random((m, 96), dtype=np.float32), RNG.random((96, n), dtype=np.float32)
+        assert_close(f(a, b).numpy(), a @ b)
+    assert "vector.contract" not in f.get_concrete_function().ir("bufferized")
+
+
+def conv_reference(x, w, strides, padding, dilations):
+    """Direct float64 convolution with TF's SAME/VALID conventions."""
+    (sh, sw), (dh, dw) = strides, dilations
+    kh, kw = w.shape[:2]
+    if padding == "SAME":
+        pads = []
+        for size, k, s, d in ((x.shape[1], kh, sh, dh), (x.shape[2], kw, sw, dw)):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            pads.append((total // 2, total - total // 2))
+        x = np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)))
+    oh = (x.shape[1] - (kh - 1) * dh - 1) // sh + 1
+    ow = (x.shape[2] - (kw - 1) * dw - 1) // sw + 1
+    out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for b in range(x.shape[0]):
+        for i in range(oh):
+            for j in range(ow):
+                win = x[b, i * sh:i * sh + (kh - 1) * dh + 1:dh, j * sw:j * sw + (kw - 1) * dw + 1:dw, :]
+                out[b, i, j] = np.tensordot(win.astype(np.float64), w.astype(np.float64), axes=3)
+    return out.astype(x.dtype)
+
+
+CONVS = [((1, 9, 9, 3), (3, 3, 3, 4), (1, 1), "VALID", (1, 1)),
+         ((2, 10, 11, 3), (3, 2, 3, 5), (2, 2), "SAME", (1, 1)),
+         ((1, 12, 12, 4), (3, 3, 4, 2), (1, 1), "SAME", (2, 2)),
+         ((1, 30, 41, 20), (3, 3, 20, 36), (1, 1), "VALID", (1, 1)),    # packed fast path, ow not a multiple of 8
+         ((1, 31, 29, 17), (3, 3, 17, 40), (2, 1), "SAME", (1, 1))]     # packed fast path, strided, padded
+
+
+def test_conv2d_eager_and_compiled_match_the_reference():
+    args = [RNG.random(s, dtype=np.float32) - 0.5 for xs, ws, *_ in CONVS for s in (xs, ws)]
+
+    def convs(*xw):
+        return [tfn.nn.conv2d(x, w, list(s), p, dilations=list(d))
+                for (x, w), (_, _, s, p, d) in zip(zip(xw[::2], xw[1::2]), CONVS)]
+
+    compiled = tfn.function(convs)(*args)
+    eager = convs(*[tfn.constant(a) for a in args])
+    for got_c, got_e, (x, w), (_, _, s, p, d) in zip(compiled, eager, zip(args[::2], args[1::2]), CONVS):
+        want = conv_reference(x, w, s, p, d)
+        assert got_c.shape == want.shape
+        assert_close(got_e.numpy(), want)
+        assert_close(got_c.numpy(), want)
+
+
+def test_conv2d_dynamic_shapes():
+    spec = [tfn.TensorSpec([None, None, None, 3], tfn.float32), tfn.TensorSpec([3, 3, 3, 2], tfn.float32)]
+    f = tfn.function(lambda x, w: tfn.nn.conv2d(x, w, 2, "SAME"), input_signature=spec)
+    w = RNG.random((3, 3, 3, 2), dtype=np.float32)
+    for shape in ((1, 7, 8, 3), (2, 1, 5, 3), (0, 4, 4, 3)):
+        x = RNG.random(shape, dtype=np.float32)
+        assert_close(f(x, w).numpy(), conv_reference(x, w, (2, 2), "SAME", (1, 1)))
+
+
+def test_conv2d_errors():
+    x, w = tfn.ones([1, 5, 5, 3]), tfn.ones([3, 3, 3, 2])
+    with pytest.raises(ValueError, match="padding must be 'SAME' or 'VALID'"):
+        tfn.nn.conv2d(x, w, 1, "FULL")
+    with pytest.raises(ValueError, match="data_format='NHWC' only"):
+        tfn.nn.conv2d(x, w, 1, "SAME", data_format="NCHW")
+    with pytest.raises(ValueError, match="strides"):
+        tfn.nn.conv2d(x, w, [2, 1, 1, 1], "SAME")
+    with pytest.raises(InvalidArgumentError, match="input depth must be evenly divisible by filter depth: 3 vs 4"):
+        tfn.nn.conv2d(x, tfn.ones([3, 3, 4, 2]), 1, "SAME")
+    with pytest.raises(InvalidArgumentError, match="Computed output size would be negative"):
+        tfn.nn.conv2d(x, tfn.ones([7, 7, 3, 2]), 1, "VALID")
