@@ -2,7 +2,6 @@
 import collections
 import functools
 import inspect
-import sys
 import warnings
 import weakref
 
@@ -462,7 +461,7 @@ class PolymorphicFunction:
                 f"tracing could be due to (1) passing tensors with different shapes or dtypes, (2) passing "
                 f"Python values instead of tensors, (3) creating a tfn.function repeatedly in a loop. Consider "
                 f"reduce_retracing=True or an input_signature with None dimensions; see "
-                f"{self._name}.experimental_trace_log().", RetracingWarning, stacklevel=_user_stacklevel())
+                f"{self._name}.experimental_trace_log().", RetracingWarning, stacklevel=graph_mod.user_stacklevel())
 
     def experimental_trace_log(self):
         """One line per trace of this function: the first trace's types, then what changed for each retrace."""
@@ -497,14 +496,6 @@ def _weak_method(fn, instance, owner, ref):
     del method.__wrapped__
     method.__ag_method__ = (fn, ref)  # AutoGraph converts fn and binds it the same way
     return method
-
-
-def _user_stacklevel():
-    """The `warnings.warn` stacklevel, counted from its caller, of the innermost frame outside tfn."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(graph_mod._TFN_DIRS):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _input_maker(graph, name):

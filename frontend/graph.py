@@ -32,6 +32,14 @@ def current():
     return stack[-1] if stack else None
 
 
+def user_stacklevel():
+    """The `warnings.warn` stacklevel, counted from its caller, of the innermost frame outside tfn."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_TFN_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def user_frame():
     """The innermost stack frame outside tfn's own source (the user's line)."""
     f = sys._getframe(1)

@@ -4,7 +4,6 @@ import ast
 import functools
 import inspect
 import os
-import sys
 import sysconfig
 import types
 import warnings
@@ -56,19 +55,12 @@ def convert(fn, warn=True):
     if code is None:
         if warn and detail:
             warnings.warn(f"AutoGraph could not convert {fn.__qualname__} ({detail}); it runs unconverted, as "
-                          "plain Python.", operators.AutoGraphWarning, stacklevel=_user_stacklevel())
+                          "plain Python.", operators.AutoGraphWarning, stacklevel=graph_mod.user_stacklevel())
         _converted[fn] = fn
         return fn
     out = _instantiate(fn, code)
     _converted[fn] = out
     return out
-
-
-def _user_stacklevel():
-    f, level = sys._getframe(1), 1
-    while f is not None and f.f_code.co_filename.startswith(graph_mod._TFN_DIRS):
-        f, level = f.f_back, level + 1
-    return level
 
 
 def _instantiate(fn, code):
