@@ -10,4 +10,5 @@ from tfn.dialects import (  # noqa: F401  # noqa: F401  # noqa: F401
     ops_reduction,
     ops_scatter,
     ops_shape,  # noqa: F401
+    ops_shape_of,
 )

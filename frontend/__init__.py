@@ -87,6 +87,7 @@ from tfn.reduction_ops import (  # noqa: F401
     reduce_sum,
 )
 from tfn.scatter_ops import tensor_scatter_nd_update  # noqa: F401
+from tfn.shape_ops import rank, shape, size  # noqa: F401
 from tfn.slicing_ops import gather  # noqa: F401
 from tfn.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
 from tfn.tensor_array import TensorArray  # noqa: F401

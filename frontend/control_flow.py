@@ -17,6 +17,7 @@ from mlir.dialects import tensor as tensor_d
 from tfn import dtypes, leaks, nest
 from tfn import graph as graph_mod
 from tfn.dialects.types import TensorType
+from tfn.pending import Pending, ZerosOf, fill_one_side, zeros
 from tfn.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.tensor_shape import TensorShape
 
@@ -185,7 +186,7 @@ def _describe(value):
 
 
 def _is_tensor_like(x):
-    return isinstance(x, TensorBase) or isinstance(x, _SCALARS)
+    return isinstance(x, (TensorBase, ZerosOf)) or isinstance(x, _SCALARS)
 
 
 class _Flat:
@@ -368,7 +369,25 @@ def _as_outputs(g, out, names, label, where):
     return tuple(out)
 
 
+def _fill_pending(g, outs, names, where, labels):
+    """Outputs where a Pending left by one branch takes the other branch's structure (zeros when lenient)."""
+    outs = [list(o) for o in outs]
+    for i, n in enumerate(names):
+        for side in (0, 1):
+            mine, other = outs[side][i], outs[1 - side][i]
+            if not isinstance(mine, Pending) or isinstance(other, Pending):
+                continue
+            if not mine.lenient:
+                raise _fail(ValueError, g, where, f"'{n}' must also be initialized in the {labels[side]} of the "
+                                                  f"{labels[2]}: it is assigned in the {labels[1 - side]} and "
+                                                  "used later, and a tensor condition makes both branches part "
+                                                  "of the graph")
+            outs[side][i] = fill_one_side(mine, other)
+    return outs
+
+
 def _finish_if(g, cond, tmp, scopes, outs, states, snapshot, names, where, labels, name):
+    outs = _fill_pending(g, outs, names, where, labels)
     flats = [[_Flat(v) for v in out] for out in outs]
     for n, a, b in zip(names, flats[0], flats[1]):
         if _structure(a.value) != _structure(b.value) or len(a.tensors) != len(b.tensors):
@@ -393,7 +412,8 @@ def _finish_if(g, cond, tmp, scopes, outs, states, snapshot, names, where, label
     for side, (block, scope) in enumerate(zip((tmp.then_block, tmp.else_block), scopes)):
         with g.inside(block, scope):
             for (_, x, y), tt in zip(pairs, types):
-                v = _to_symbolic(g, (x, y)[side], tt.dtype)
+                v = (x, y)[side]
+                v = _to_symbolic(g, zeros(tt) if isinstance(v, ZerosOf) else v, tt.dtype)
                 yields[side].append(_relax(g, v, tt, where)._mlir)
     final = scf.IfOp(cond, [t.to_mlir() for t in types], has_else=True, loc=_location(where),
                      ip=ir.InsertionPoint(tmp))
@@ -421,6 +441,9 @@ def _same_object(a, b):
 
 def _join_branch_types(g, n, x, y, where, labels):
     """The result type of one scf.if result from its two branch values (Python scalars take the other's dtype)."""
+    if isinstance(x, ZerosOf) or isinstance(y, ZerosOf):
+        v = y if isinstance(x, ZerosOf) else x
+        return _ttype(v if isinstance(v, TensorBase) else _convert(v, None))
     tx = x.dtype if isinstance(x, TensorBase) else None
     ty = y.dtype if isinstance(y, TensorBase) else None
     x = x if isinstance(x, TensorBase) else _convert(x, ty)
@@ -600,6 +623,13 @@ def _check_body(g, out, flats, names, where):
         raise _fail(ValueError, g, where, f"the loop body returned {out!r}; expected a tuple of {len(flats)} "
                                           f"values ({', '.join(names)})")
     for n, f, v in zip(names, flats, out):
+        if isinstance(f.value, Pending) and (f.value.learned is None or v is f.value):
+            continue  # its type is learned from v (see _learned_buffers)
+        if isinstance(f.value, Pending):
+            if nest.structure_key(f.value.learned[0]) == nest.structure_key(v):
+                continue
+            raise _fail(ValueError, g, where, f"'{n}' does not have the same nested structure after one "
+                                              f"iteration as in the first traced iteration: {_describe(v)}")
         if _structure(f.value) != _structure(v):
             raise _fail(ValueError, g, where, f"'{n}' does not have the same nested structure after one "
                                               f"iteration.\n\nbefore the loop: {_describe(f.value)}\n"
@@ -611,6 +641,10 @@ def _learned_buffers(flats, out):
     """(initial, after one iteration) of each composite that gained tensors in the body (a first write)."""
     learned = []
     for f, v in zip(flats, out):
+        if isinstance(f.value, Pending):
+            if f.value.learned is None and v is not f.value:
+                learned.append((f.value, v))
+            continue
         for leaf, new in zip(f.leaves, nest.flatten(v)):
             if _is_composite(leaf) and len(leaf._tfn_components()) < len(new._tfn_components()):
                 learned.append((leaf, new))

@@ -276,8 +276,5 @@ def preferred_dtype(value, dtype):
 
 
 def _leading_dim(value):
-    """value.shape[0] as an int32 tensor when it is only known at run time (tfn has no shape op yet)."""
-    tfn = _ops()
-    ones = tfn.ones_like(value, dtype=dtypes.int32)
-    rows = tfn.reduce_max(ones, axis=list(range(1, value.ndim))) if value.ndim > 1 else ones
-    return tfn.reduce_sum(tfn.ones_like(rows))
+    """value.shape[0] as an int32 tensor when it is only known at run time."""
+    return _ops().shape(value, out_type=dtypes.int32)[0]

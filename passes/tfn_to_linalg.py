@@ -12,8 +12,9 @@ from tfn.passes.lowering import matmul as _matmul_patterns  # noqa: F401
 from tfn.passes.lowering import reduction as _reduction_patterns  # noqa: F401
 from tfn.passes.lowering import scatter as _scatter_patterns  # noqa: F401
 from tfn.passes.lowering import shape as _shape_patterns  # noqa: F401
+from tfn.passes.lowering import shape_of as _shape_of_patterns  # noqa: F401
 from tfn.passes.lowering.common import PATTERNS, Rewrite
-from tfn.passes.lowering.control_flow import fix_bool_extracts, retype_control_flow
+from tfn.passes.lowering.control_flow import fix_bool_extracts, retype_control_flow, stop_loops_on_error, user_loops
 from tfn.passes.lowering.runtime_errors import site_codes
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.tfn_verify import verify_module
@@ -45,6 +46,7 @@ def lower_module(module_op):
     if verify_module(module_op):
         raise PassFailure()
     ops = tfn_ops(module_op)
+    loops = user_loops(module_op)
     # Patterns see the original tfn types: lowering rewrites unsigned tensors to signless ones.
     plan = [(op, [TensorType.from_mlir(v.type) for v in op.operands],
              [TensorType.from_mlir(r.type) for r in op.results]) for op in ops]
@@ -69,6 +71,7 @@ def lower_module(module_op):
             old.replace_all_uses_with(new)
         op.erase()
     fix_bool_extracts(module_op)
+    stop_loops_on_error(module_op, loops)
 
 
 register("tfn-to-linalg", "Lower tfn ops to linalg, tensor, arith and math")(lower_module)

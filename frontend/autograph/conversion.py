@@ -10,7 +10,7 @@ import warnings
 import weakref
 
 from tfn import graph as graph_mod
-from tfn.autograph import operators, transformer
+from tfn.autograph import bytecode, operators, transformer
 
 # Code outside user code: tfn itself, the standard library and installed packages are called unconverted.
 _LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")
@@ -51,6 +51,9 @@ def convert(fn, warn=True):
     done = _converted.get(fn)
     if done is not None:
         return done
+    if not bytecode.needs_conversion(fn, _plain):  # no control flow: its conversion would change nothing
+        _converted[fn] = fn
+        return fn
     code, detail = _template(fn)
     if code is None:
         if warn and detail:
@@ -61,6 +64,12 @@ def convert(fn, warn=True):
     out = _instantiate(fn, code)
     _converted[fn] = out
     return out
+
+
+def _plain(fn):
+    """Whether converted_call calls fn as it is (not user code, or already decided to stay unconverted)."""
+    return getattr(fn, "__ag_artifact__", False) or fn in _do_not_convert or \
+        getattr(fn, "__ag_do_not_convert__", False) or is_library(fn) or _converted.get(fn) is fn
 
 
 def _instantiate(fn, code):

@@ -3,12 +3,14 @@ time, whether its statement is plain Python (a Python condition or iterable) or 
 condition or iterable -> `build_if` / `build_while`)."""
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
 from tfn import control_flow as cf
 from tfn import graph as graph_mod
 from tfn import nest
+from tfn.pending import Pending, PendingRead
 from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
@@ -45,9 +47,29 @@ class UndefinedReturnValue:
         return "<no return value>"
 
 
+# Loop results that are the auto-initialised return value of a tensor loop: id -> tensor, and id -> the loop
+_UNRETURNED = weakref.WeakValueDictionary()
+_UNRETURNED_AT = {}
+
+
 def retval(value):
     """The function's result: None when no `return` ran."""
-    return None if isinstance(value, UndefinedReturnValue) else value
+    if isinstance(value, (UndefinedReturnValue, Pending)):
+        return None
+    for leaf in nest.flatten(value):
+        if _UNRETURNED.get(id(leaf)) is leaf:
+            raise ValueError(f"the function returns inside the tensor loop at {_at(_UNRETURNED_AT[id(leaf)])}, but "
+                             "can also finish the loop without returning: a traced function must return a value "
+                             "on every path; add a `return` after the loop")
+    return value
+
+
+def _mark_unreturned(value, where):
+    for leaf in nest.flatten(value):
+        if isinstance(leaf, SymbolicTensor):
+            _UNRETURNED[id(leaf)] = leaf
+            _UNRETURNED_AT[id(leaf)] = where
+            weakref.finalize(leaf, _UNRETURNED_AT.pop, id(leaf), None)
 
 
 def autograph_artifact(fn):
@@ -177,12 +199,15 @@ def not_(x):
 
 # --- while ------------------------------------------------------------------------------------------------------
 
-def while_stmt(test, body, get_state, set_state, names, opts):
-    """`while test(): body()`; a tensor condition traces test and body once into one scf.while."""
+def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
+    """`while test(): body()`; a tensor condition traces test and body once into one scf.while.
+
+    loop_local: the variables not used after the loop before being assigned again (these may start the
+    tensor loop undefined)."""
     where = _where()
     c = test()
     if _staged(c):
-        _staged_loop(test, body, get_state, set_state, names, opts, where)
+        _staged_loop(test, body, get_state, set_state, names, opts, where, loop_local=loop_local)
         return
     n = 0
     while True:
@@ -225,26 +250,33 @@ def _loop_options(opts, init, names):
     return inv
 
 
-def _check_defined(init, names, where):
+def _undefined_before(name, where, why):
+    return ValueError(f"'{name}' must be defined before the loop at {_at(where)}: it is a loop variable "
+                      f"(the loop changes it and {why}), and a tensor loop needs its initial value")
+
+
+def _check_defined(init, names, where, loop_local):
+    """The initial values, with a Pending for each variable the loop may define first (its type is learned
+    from the body: a return value, or a variable assigned in the body before any use)."""
+    out = []
     for name, v in zip(names, init):
-        if isinstance(v, UndefinedReturnValue):
-            raise NotImplementedError(f"return statements are not supported within a tensor loop (the loop at "
-                                      f"{_at(where)}): assign the result to a variable defined before the loop, "
-                                      "`break`, and return it after the loop")
-        if isinstance(v, Undefined):
-            raise ValueError(f"'{name}' must be defined before the loop at {_at(where)}: it is a loop variable "
-                             "(the loop changes it and uses it in a later iteration or after the loop), and a "
-                             "tensor loop needs its initial value")
+        if isinstance(v, UndefinedReturnValue) or isinstance(v, Pending) and v.lenient:
+            v = Pending(name, lenient=True)
+        elif isinstance(v, (Undefined, Pending)):
+            if name not in loop_local:
+                raise _undefined_before(name, where, "uses it in a later iteration or after the loop")
+            v = Pending(name, lenient=False)
         if v is None:
             raise ValueError(f"'{name}' is not allowed to be None before the loop at {_at(where)}: a tensor "
                              "loop variable needs an initial tensor value")
+        out.append(v)
+    return tuple(out)
 
 
-def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=None):
+def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=None, loop_local=()):
     """A tensor loop: `while test(): body()`; with `counter=(init, advance)` a hidden first loop variable k,
     `test(k)`, and `advance(k) -> (item, next k)` feeding `body(item)`."""
-    init = _get(get_state, names)
-    _check_defined(init, names, where)
+    init = _check_defined(_get(get_state, names), names, where, loop_local)
     invariants = _loop_options(opts, init, names)
     hidden = () if counter is None else (counter[0],)
     h = len(hidden)
@@ -271,17 +303,27 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     all_names = ("loop counter",) * h + tuple(names)
     if invariants is not None:
         invariants = [None] * h + invariants
-    outs = cf.build_while(cond_fn, body_fn, hidden + init, all_names, where, invariants)
+    try:
+        outs = cf.build_while(cond_fn, body_fn, hidden + init, all_names, where, invariants)
+    except PendingRead as e:
+        if not any(e.pending is v for v in init):
+            raise
+        raise _undefined_before(e.pending.symbol_name, where, "reads it before assigning it") from None
+    for v, out in zip(init, outs[h:]):
+        if isinstance(v, Pending) and v.lenient and v.learned is not None:
+            _mark_unreturned(out, where)
     set_state(outs[h:])
 
 
 # --- for --------------------------------------------------------------------------------------------------------
 
-def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts):
-    """`for x in iter_: body(x)`; a tensor (in a trace) is looped over by one scf.while on a counter."""
+def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_local=()):
+    """`for x in iter_: body(x)`; a tensor (in a trace) is looped over by one scf.while on a counter.
+
+    loop_local: as for while_stmt."""
     where = _where()
     if graph_mod.current() is not None and isinstance(iter_, TensorBase):
-        _tensor_for(iter_, extra_test, body, get_state, set_state, names, opts, where)
+        _tensor_for(iter_, extra_test, body, get_state, set_state, names, opts, where, loop_local)
         return
     it = iter(iter_)
     n = 0
@@ -303,7 +345,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts):
         n = _count(n, where)
 
 
-def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where):
+def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, loop_local):
     """Loop over a tensor's first dimension (or the values of a tfn.range) with a hidden counter."""
     from tfn import math_ops
     bounds = _range_bounds(x)
@@ -321,19 +363,18 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where):
                 c = math_ops.logical_or(up, down)
             return _and_extra(c, extra_test)
         counter = (_symbolic(start), lambda v: (v, v + delta))
-        _staged_loop(test, body, get_state, set_state, names, opts, where, counter)
+        _staged_loop(test, body, get_state, set_state, names, opts, where, counter, loop_local)
         return
     if x.ndim == 0:
         raise TypeError(f"Cannot iterate over a scalar tensor (the `for` loop at {_at(where)}).")
-    n = x._shape[0]
-    if n is None:
-        raise NotImplementedError(f"The `for` loop at {_at(where)} iterates over a tensor whose first dimension is "
-                                  f"unknown ({x!r}); tfn cannot count its iterations yet. Loop over "
-                                  "tfn.range(n) with a known n, or give the dimension in the input_signature.")
     x = _symbolic(x)
+    n = x._shape[0]
+    if n is None:  # counted when the loop runs
+        from tfn.shape_ops import shape
+        n = shape(x)[0]
     counter = (_symbolic(convert_to_tensor(0)), lambda k: (x[k], k + 1))
     _staged_loop(lambda k: _and_extra(math_ops.less(k, n), extra_test), body, get_state, set_state, names, opts,
-                 where, counter)
+                 where, counter, loop_local)
 
 
 def _and_extra(c, extra_test):

@@ -167,7 +167,7 @@ class FunctionConverter:
         test = _def(test_name, [], [ast.Return(value=s.test)])
         body = _def(body_name, [], self._decls(nonlocal_, s) + body_stmts)
         call = _call(_ag("while_stmt"), _load(test_name), _load(body_name), _load(get_name), _load(set_name),
-                     _strs(state), opts)
+                     _strs(state), opts, *_loop_local(s, state))
         return self._prebind(undefined) + fns + [test, body, ast.Expr(value=call)]
 
     def for_stmt(self, s):
@@ -187,8 +187,14 @@ class FunctionConverter:
             out.append(_def(extra_name, [], [ast.Return(value=test)]))
             extra = _load(extra_name)
         call = _call(_ag("for_stmt"), s.iter, extra, _load(body_name), _load(get_name), _load(set_name),
-                     _strs(state), opts)
+                     _strs(state), opts, *_loop_local(s, state))
         return out + [ast.Expr(value=call)]
+
+
+def _loop_local(s, state):
+    """[names of the loop's state not live after it] when there are any (they may start the loop undefined)."""
+    local = [n for n in state if n not in s._ag_live_out]
+    return [_strs(local)] if local else []
 
 
 def _declared(stmts, kind):

@@ -24,6 +24,7 @@ from mlir.dialects import func as func_d
 from tfn.dialects import dtypes
 from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
+from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import pattern
 from tfn.passes.walk import collect
 
@@ -78,12 +79,14 @@ def _pointer(m):
     return arith.index_cast(_i64(), memref.extract_aligned_pointer_as_index(m))
 
 
-def _call(site, args):
-    """i64 tfn_callback_fn(site, args): an indirect call, opaque to every pass (kept in program order)."""
+def _call(op, site, args):
+    """i64 tfn_callback_fn(site, args): an indirect call, opaque to every pass (kept in program order); a
+    nonzero result (the handler failed) sets the run-time error flag."""
     fn = memref.load(memref.get_global(ir.MemRefType.get([], _i64()), FN_GLOBAL), [])
     ptr_t = ir.Type.parse("!llvm.ptr")
     callee = llvm.inttoptr(ptr_t, fn)
-    llvm.call(_i64(), [callee, _c64(site), _pointer(args)], [], [])
+    status = llvm.call(_i64(), [callee, _c64(site), _pointer(args)], [], [])
+    runtime_errors.report_callback(op, arith.cmpi(arith.CmpIPredicate.ne, status, _c64(0)))
 
 
 def emit_callback(op, site, values, in_types, out_types):
@@ -120,12 +123,12 @@ def emit_callback(op, site, values, in_types, out_types):
             put(pos + 3 + i, -1 if d is None else d)
         slots.append(pos)
         pos += 3 + t.rank
-    _call(site, args)
+    _call(op, site, args)
     if not out_types:
         return []
     buffers = [_alloc_result(args, p, t) for p, t in zip(slots, out_types)]
     put(2, 1)
-    _call(site, args)
+    _call(op, site, args)
     return [bufferization.to_tensor(ttypes.lowered_tensor_type(t), m, restrict=True, writable=True)
             for m, t in zip(buffers, out_types)]
 

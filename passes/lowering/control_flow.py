@@ -6,10 +6,11 @@ region argument of a non-tfn op takes its lowered type, and a tensor.extract of 
 becomes an i8 extract truncated to i1.
 """
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, memref, tensor
 
 from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
+from tfn.passes.lowering.runtime_errors import FLAG
 from tfn.passes.walk import collect
 
 _SKIP = ("func.func", "builtin.module")
@@ -57,3 +58,23 @@ def fix_bool_extracts(module_op):
     """After the patterns: tensor.extract ops reading i8 bool storage yield i1 through arith.trunci."""
     for op in collect(module_op, lambda op: op.name == "tensor.extract"):
         _fix_bool_extract(op)
+
+
+def user_loops(module_op):
+    """The scf.while ops of the traced program (collect them before the patterns add their own)."""
+    return collect(module_op, lambda op: op.name == "scf.while")
+
+
+def stop_loops_on_error(module_op, loops):
+    """Make each loop of `loops` also stop once the run-time error flag is set (after a failed callback or a
+    bad index, compiled code runs on with safe values: a data-dependent loop could otherwise never end)."""
+    if not loops or FLAG not in ir.SymbolTable(getattr(module_op, "operation", module_op)):
+        return
+    i32 = ir.IntegerType.get_signless(32)
+    for loop in loops:
+        cond = loop.regions[0].blocks[0].operations[-1]  # scf.condition
+        with ir.InsertionPoint(cond), cond.location:
+            flag = memref.load(memref.get_global(ir.MemRefType.get([], i32), FLAG), [])
+            ok = arith.cmpi(arith.CmpIPredicate.eq, flag, arith.constant(i32, 0))
+            go = arith.andi(cond.operands[0], ok)
+        cond.operands[0] = go

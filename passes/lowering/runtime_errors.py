@@ -24,6 +24,7 @@ from tfn.dialects.locations import file_location
 from tfn.passes.walk import tfn_ops
 
 FLAG = "tfn_error_flag"
+CALLBACK_FAILED = -1  # the code a failed run-time callback records (the runtime raises the callback's own error)
 DETAIL = "tfn_error_detail"
 DETAIL_LEN = 8
 
@@ -89,7 +90,17 @@ def report(rw, cond, details=()):
     code = getattr(rw, "error_code", 0)
     if not code:
         raise ValueError(f"{rw.name} reports run-time errors but has no error code (register it with may_fail)")
-    _ensure_globals(rw.op)
+    _record(rw.op, cond, code, details)
+
+
+def report_callback(op, failed):
+    """Emit at the current insertion point: if `failed` (i1) and no error is recorded yet, record
+    CALLBACK_FAILED (so loops stop: lowering/control_flow.py stop_loops_on_error)."""
+    _record(op, failed, CALLBACK_FAILED, ())
+
+
+def _record(op, cond, code, details):
+    _ensure_globals(op)
     i32 = ir.IntegerType.get_signless(32)
     if_bad = scf.IfOp(cond)
     with ir.InsertionPoint(if_bad.then_block):
@@ -109,6 +120,8 @@ def describe(module_op, code, details, function_name=""):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module)."""
     from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern's formatter; a cached .so skips it)
 
+    if code == CALLBACK_FAILED:
+        return f"a Python callback of compiled function '{function_name}' failed outside of a call"
     sites = [op for op in tfn_ops(module_op) if op.name in FORMATTERS]
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"

@@ -53,6 +53,7 @@ SAMPLES = {
     "fill": (lambda x: x + tfn.fill([2, 3], 2.0), [F]),
     "fill_like": (tfn.ones_like, [F]),
     "range": (lambda n: tfn.range(n), [np.int32(5)]),
+    "shape": (lambda x: tfn.shape(x, out_type=tfn.int64), [F]),
     "one_hot": (lambda i: tfn.one_hot(i, 4), [IDX]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),

@@ -344,3 +344,20 @@ func.func @print(%x: tensor<3xi32>) {
   "tfn.print"(%x) {prefix = "x: ", site = 0 : i64, stream = "stderr", suffix = "\0A", summarize = 3 : i64} : (tensor<3xi32>) -> ()
   return
 }
+
+// shape: tensor.dim of each dimension, cast to the result type, gathered by tensor.from_elements
+// CHECK-LABEL: func.func @shape_of
+func.func @shape_of(%x: tensor<?x3xf32>, %s: tensor<f32>) -> (tensor<2xi64>, tensor<2xi32>, tensor<0xi32>) {
+  // CHECK: %[[D0:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[C0:.*]] = arith.index_cast %[[D0]] : index to i64
+  // CHECK: %[[D1:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[C1:.*]] = arith.index_cast %[[D1]] : index to i64
+  // CHECK: tensor.from_elements %[[C0]], %[[C1]] : tensor<2xi64>
+  %0 = "tfn.shape"(%x) {out_type = i64} : (tensor<?x3xf32>) -> tensor<2xi64>
+  // CHECK: index_cast %{{.*}} : index to i32
+  // CHECK: tensor.from_elements %{{.*}}, %{{.*}} : tensor<2xi32>
+  %1 = "tfn.shape"(%x) {out_type = i32} : (tensor<?x3xf32>) -> tensor<2xi32>
+  // CHECK: arith.constant dense<{{.*}}> : tensor<0xi32>
+  %2 = "tfn.shape"(%s) {out_type = i32} : (tensor<f32>) -> tensor<0xi32>
+  return %0, %1, %2 : tensor<2xi64>, tensor<2xi32>, tensor<0xi32>
+}

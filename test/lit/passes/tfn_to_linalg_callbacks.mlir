@@ -18,7 +18,12 @@ func.func @print(%x: tensor<2x?xf32>) {
   // CHECK: %[[F:.*]] = memref.load %[[FN]][] : memref<i64>
   // CHECK: %[[FP:.*]] = llvm.inttoptr %[[F]] : i64 to !llvm.ptr
   // CHECK: %[[SITE:.*]] = arith.constant 3 : i64
-  // CHECK: llvm.call %[[FP]](%[[SITE]], %{{.*}}) : !llvm.ptr, (i64, i64) -> i64
+  // CHECK: %[[STATUS:.*]] = llvm.call %[[FP]](%[[SITE]], %{{.*}}) : !llvm.ptr, (i64, i64) -> i64
+  // a failed handler (nonzero status) sets the run-time error flag to -1 (loops stop; the call raises its error)
+  // CHECK: %[[FAILED:.*]] = arith.cmpi ne, %[[STATUS]], %{{.*}} : i64
+  // CHECK: scf.if %[[FAILED]]
+  // CHECK: memref.get_global @tfn_error_flag : memref<i32>
+  // CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<i32>
   // LLVM-LABEL: llvm.func @print
   // LLVM: %[[G:.*]] = llvm.mlir.addressof @tfn_callback_fn : !llvm.ptr
   // LLVM: llvm.load %[[G]]

@@ -29,7 +29,12 @@ func.func @bool_loop(%b: tensor<4xi1>, %n: tensor<ui8>) -> (tensor<4xi1>, tensor
   // CHECK: scf.while (%[[B:.*]] = %{{.*}}, %[[N:.*]] = %{{.*}}) : (tensor<4xi8>, tensor<i8>) -> (tensor<4xi8>, tensor<i8>)
   // CHECK: %[[E:.*]] = tensor.extract %{{.*}}[] : tensor<i8>
   // CHECK: %[[C:.*]] = arith.trunci %[[E]] : i8 to i1
-  // CHECK: scf.condition(%[[C]]) %[[B]], %[[N]] : tensor<4xi8>, tensor<i8>
+  // The module has the run-time error flag (@scatter can fail): the traced loop also stops once it is set.
+  // CHECK: %[[FLAG:.*]] = memref.get_global @tfn_error_flag : memref<i32>
+  // CHECK: %[[V:.*]] = memref.load %[[FLAG]][] : memref<i32>
+  // CHECK: %[[OK:.*]] = arith.cmpi eq, %[[V]], %c0_i32 : i32
+  // CHECK: %[[GO:.*]] = arith.andi %[[C]], %[[OK]] : i1
+  // CHECK: scf.condition(%[[GO]]) %[[B]], %[[N]] : tensor<4xi8>, tensor<i8>
   // CHECK: ^bb0(%{{.*}}: tensor<4xi8>, %{{.*}}: tensor<i8>):
   // CHECK: scf.yield %{{.*}}, %{{.*}} : tensor<4xi8>, tensor<i8>
   %r:2 = scf.while (%x = %b, %k = %n) : (tensor<4xi1>, tensor<ui8>) -> (tensor<4xi1>, tensor<ui8>) {
