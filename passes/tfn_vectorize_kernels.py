@@ -15,6 +15,8 @@ from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 _ANY = "!transform.any_op"
+WORKERS = 2                       # threads of MLIR's async runtime a contraction is split over
+MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
 
 
 def _results(n):
@@ -30,8 +32,9 @@ def _tile(handle, sizes, name):
     return text, f"%{name}", f"%{name}_l" if loops else None
 
 
-def _schedule_op(i, kind, tiles):
-    """Transform lines for tagged op number i; returns (lines, hoist lines)."""
+def _schedule_op(i, kind, tiles, split=None):
+    """Transform lines for tagged op number i (a contraction split across workers by `split` tile sizes when
+    given); returns (lines, hoist lines)."""
     match = (f'%op{i} = transform.structured.match attributes {{tfn.kernel_id = {i} : i64}} in %root '
              f": ({_ANY}) -> {_ANY}")
     if kind == "pack":
@@ -45,18 +48,42 @@ def _schedule_op(i, kind, tiles):
     if kind == "fill":
         text, tf, _ = _tile(f"%op{i}", tiles[0], f"tf{i}")
         return [match, text, f"transform.structured.vectorize {tf} : {_ANY}"], []
-    text1, t1, _ = _tile(f"%op{i}", tiles[0], f"t1_{i}")
+    lines = [match]
+    handle = f"%op{i}"
+    if split is not None:  # one scf.forall iteration per worker, each a whole number of cache tiles
+        lines.append(f"%t0_{i}, %f0_{i} = transform.structured.tile_using_forall %op{i} tile_sizes "
+                     f"[{', '.join(map(str, split))}] : ({_ANY}) -> ({_ANY}, {_ANY})")
+        handle = f"%t0_{i}"
+    text1, t1, _ = _tile(handle, tiles[0], f"t1_{i}")
     text2, t2, loops = _tile(t1, tiles[1], f"t2_{i}")
     # loops of level 2: m, j, k; keep the accumulator tile in registers across the k loop
-    return [match, text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], [
+    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], [
         f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
 
 
+def worker_split(op, level1):
+    """forall tile sizes splitting a big contraction into WORKERS equal parts of whole cache tiles, or None.
+
+    Loops: batch..., m, panel, k, r; the first of them (batch, then m, then panel) whose extent is a multiple of
+    WORKERS cache tiles is split. Below MIN_PARALLEL_FLOPS the hand-off to a thread is not worth it."""
+    acc = list(ir.RankedTensorType(op.results[0].type).shape)
+    kp = ir.RankedTensorType(op.operands[0].type).shape[-1]
+    flops = 2 * kp
+    for extent in acc:
+        flops *= extent
+    if flops < MIN_PARALLEL_FLOPS:
+        return None
+    for d, extent in enumerate(acc[:-1]):
+        if extent % (WORKERS * level1[d]) == 0:
+            return [extent // WORKERS if k == d else 0 for k in range(len(acc) + 1)]
+    return None
+
+
 def schedule_text(kernels):
-    """The transform module scheduling each (id, kind, tiles) op; one named sequence @tfn_kernels."""
+    """The transform module scheduling each (id, kind, tiles, split) op; one named sequence @tfn_kernels."""
     body, hoists = [], []
-    for i, kind, tiles in kernels:
-        lines, hoist = _schedule_op(i, kind, tiles)
+    for i, kind, tiles, split in kernels:
+        lines, hoist = _schedule_op(i, kind, tiles, split)
         body += lines
         hoists += hoist
     body += [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
@@ -94,7 +121,7 @@ def vectorize_kernels(module_op):
         for name in ("tfn.kernel", "tfn.tiles"):
             del op.attributes[name]
         op.attributes["tfn.kernel_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-        kernels.append((i, kind, tiles))
+        kernels.append((i, kind, tiles, worker_split(op, tiles[0]) if kind == "contract" else None))
     apply_schedule(module_op, schedule_text(kernels))
     for op in collect(module_op, lambda op: "tfn.kernel_id" in op.attributes):
         del op.attributes["tfn.kernel_id"]

@@ -9,6 +9,17 @@ SITE = os.path.dirname(os.path.dirname(os.path.abspath(_ee.__file__)))
 MLIR_LIB = os.path.join(SITE, "mlir", "lib")
 LLVM_BIN = os.path.join(SITE, "llvm", "bin")
 C_RUNNER_UTILS = os.path.join(MLIR_LIB, "libmlir_c_runner_utils.so")
+ASYNC_RUNTIME = os.path.join(MLIR_LIB, "libmlir_async_runtime.so")
+
+
+@functools.lru_cache(maxsize=None)
+def load_async_runtime():
+    """Load MLIR's async runtime into the process's global symbol scope, once.
+
+    Not passed to ExecutionEngine as a shared lib: the engine's destructor would destroy the runtime's default
+    instance (`__mlir_execution_engine_destroy`), which the .so we keep running still uses."""
+    import ctypes
+    return ctypes.CDLL(ASYNC_RUNTIME, mode=os.RTLD_GLOBAL)
 
 
 def _source_files():

@@ -1,0 +1,26 @@
+"""tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels on MLIR's async runtime.
+
+Upstream passes only: scf-forall-to-parallel, async-parallel-for (WORKERS threads, one task per forall iteration:
+min-task-size=1, since each forall already has exactly one iteration per worker), async-to-async-runtime, the
+reference-counting passes and convert-async-to-llvm. They run only on modules holding an scf.forall:
+convert-async-to-llvm declares the whole runtime API in every module it sees, and a compiled library that calls
+the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM in a new process.
+"""
+from mlir.passmanager import PassManager
+
+from tfn.passes.registry import register
+from tfn.passes.tfn_parallelize import WORKERS
+from tfn.passes.walk import collect
+
+ASYNC_PASSES = ("scf-forall-to-parallel", f"async-parallel-for{{num-workers={WORKERS} min-task-size=1}}",
+                "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
+                "convert-async-to-llvm")
+
+
+@register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime (upstream async passes); "
+          "modules without scf.forall are left untouched")
+def async_parallel(module_op):
+    if not collect(module_op, lambda op: op.name == "scf.forall"):
+        return
+    pm = PassManager.parse(f"builtin.module({','.join(ASYNC_PASSES)})", context=module_op.context)
+    pm.run(module_op)

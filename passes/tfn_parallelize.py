@@ -1,0 +1,113 @@
+"""tfn-parallelize: split each big static linalg op on tensors into WORKERS parts of an scf.forall.
+
+A linalg.generic, reduce, transpose or broadcast whose iteration space holds at least MIN_WORK points (static loop
+ranges) is tiled with `transform.structured.tile_using_forall` along its first parallel loop of extent >= WORKERS.
+After bufferization the forall becomes scf.parallel (`scf-forall-to-parallel`) and MLIR's async runtime runs its
+iterations on WORKERS threads (`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`; the
+compiled library links libmlir_async_runtime.so). Small ops, dynamic shapes and ops already inside an scf.forall
+are left alone, so a module with nothing big is not touched at all (no transform module is even parsed).
+Matmul and convolution contractions are split by tfn-vectorize-kernels instead (whole cache tiles per worker).
+"""
+from mlir import ir
+
+from tfn.passes.registry import register
+from tfn.passes.tfn_vectorize_kernels import apply_schedule
+from tfn.passes.walk import collect
+
+WORKERS = 2            # this machine's cores; each forall gets one iteration per worker
+MIN_WORK = 1 << 16     # iteration points below which a thread hand-off (~5-10 us) costs more than it saves
+SPLIT_OPS = ("linalg.generic", "linalg.reduce", "linalg.transpose", "linalg.broadcast")
+_ANY = "!transform.any_op"
+
+
+def _ancestor_names(op):
+    names, parent = [], op.parent
+    while parent is not None:
+        names.append(parent.name)
+        parent = parent.parent
+    return names
+
+
+def _static_shape(value):
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
+        return None
+    return list(ir.RankedTensorType(t).shape)
+
+
+def _generic_space(op):
+    """(loop extents, parallel flags) of a linalg.generic, or None when a loop extent is not static."""
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    ranges = [None] * maps[0].n_dims
+    for value, amap in zip(op.operands, maps):
+        shape = _static_shape(value)
+        if shape is None:
+            return None
+        for expr, size in zip(amap.results, shape):
+            if isinstance(expr, ir.AffineDimExpr):
+                ranges[expr.position] = size
+    if None in ranges:
+        return None
+    return ranges, ["parallel" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def loop_space(op):
+    """(loop extents, parallel flags) of a linalg generic/reduce/transpose/broadcast on static tensors, or None."""
+    if not op.results:
+        return None  # on memrefs: not ours to tile
+    if op.name == "linalg.generic":
+        return _generic_space(op)
+    if op.name == "linalg.reduce":
+        shape = _static_shape(op.operands[0])
+        reduced = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        return None if shape is None else (shape, [d not in reduced for d in range(len(shape))])
+    shape = _static_shape(op.operands[-1])  # transpose / broadcast: the loops are the init's dims
+    return None if shape is None else (shape, [True] * len(shape))
+
+
+def split_dim(op):
+    """The loop to split across workers for a big linalg op on tensors, or None to leave op alone."""
+    if "scf.forall" in _ancestor_names(op):
+        return None
+    space = loop_space(op)
+    if space is None:
+        return None
+    work = 1
+    for r in space[0]:
+        work *= r
+    if work < MIN_WORK:
+        return None
+    return next((d for d, (r, par) in enumerate(zip(*space)) if par and r >= WORKERS), None)
+
+
+def schedule_text(splits):
+    """A transform module tiling op `tfn.parallel_id = i` with WORKERS threads along dim d, per (i, d, n_loops)."""
+    lines = []
+    for i, d, n in splits:
+        threads = ", ".join(str(WORKERS if k == d else 0) for k in range(n))
+        lines += [f"%op{i} = transform.structured.match attributes {{tfn.parallel_id = {i} : i64}} in %root "
+                  f": ({_ANY}) -> {_ANY}",
+                  f"%t{i}, %f{i} = transform.structured.tile_using_forall %op{i} num_threads [{threads}] "
+                  f": ({_ANY}) -> ({_ANY}, {_ANY})"]
+    inner = "\n    ".join(lines)
+    return ("module attributes {transform.with_named_sequence} {\n"
+            f"  transform.named_sequence @tfn_kernels(%root: {_ANY} {{transform.readonly}}) {{\n    {inner}\n"
+            "    transform.yield\n  }\n}")
+
+
+@register("tfn-parallelize", "Tile big static linalg generic/reduce/transpose/broadcast ops on tensors into an "
+          "scf.forall with one iteration per worker thread (run by MLIR's async runtime after lowering)")
+def parallelize(module_op):
+    splits = []
+    for op in collect(module_op, lambda op: op.name in SPLIT_OPS):
+        d = split_dim(op)
+        if d is None:
+            continue
+        i = len(splits)
+        op.attributes["tfn.parallel_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+        splits.append((i, d, len(loop_space(op)[0])))
+    if not splits:
+        return
+    apply_schedule(module_op, schedule_text(splits))
+    for op in collect(module_op, lambda op: "tfn.parallel_id" in op.attributes):
+        del op.attributes["tfn.parallel_id"]

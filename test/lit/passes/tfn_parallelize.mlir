@@ -1,0 +1,65 @@
+// RUN: tfn-opt %s --tfn-parallelize | FileCheck %s
+
+
+// A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).
+// CHECK-LABEL: func.func @big
+func.func @big(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %e = tensor.empty() : tensor<1048576xf32>
+  // CHECK: scf.forall (%{{.*}}) in (2) shared_outs
+  // CHECK: tensor.extract_slice {{.*}} [524288] [1]
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<524288xf32>)
+  // CHECK: tensor.parallel_insert_slice
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<1048576xf32>) outs(%e : tensor<1048576xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.mulf %in, %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<1048576xf32>
+  return %0 : tensor<1048576xf32>
+}
+
+// A row reduction of 1 x 100000 points: the split loop is the reduction's first parallel loop of extent >= 2 --
+// here none (extent 1), so it is left alone; 512 x 256 points are split along the rows.
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<1x100000xf32>, %y: tensor<512x256xf32>, %a: tensor<1xf32>, %b: tensor<512xf32>)
+    -> (tensor<1xf32>, tensor<512xf32>) {
+  // CHECK-NOT: scf.forall
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x100000xf32>)
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<1x100000xf32>) outs(%a : tensor<1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  // CHECK: scf.forall (%{{.*}}) in (2) shared_outs
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<256x256xf32>)
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<512x256xf32>) outs(%b : tensor<512xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<512xf32>
+  return %0, %1 : tensor<1xf32>, tensor<512xf32>
+}
+
+// Small (under 2**16 points) and dynamic generics are untouched.
+// CHECK-LABEL: func.func @small_and_dynamic
+func.func @small_and_dynamic(%x: tensor<1000xf32>, %d: tensor<?xf32>) -> (tensor<1000xf32>, tensor<?xf32>) {
+  // CHECK-NOT: scf.forall
+  %e = tensor.empty() : tensor<1000xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<1000xf32>) outs(%e : tensor<1000xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1000xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %d, %c0 : tensor<?xf32>
+  %ed = tensor.empty(%n) : tensor<?xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%d : tensor<?xf32>) outs(%ed : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?xf32>
+  // CHECK: return
+  return %0, %1 : tensor<1000xf32>, tensor<?xf32>
+}
