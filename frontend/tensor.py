@@ -282,9 +282,18 @@ def _infer_python_dtype(value):
     return dtypes.as_dtype(arr.dtype), arr
 
 
+def _to_bytes(s, value):
+    if isinstance(s, str):
+        return s.encode()
+    if isinstance(s, (bytes, np.bytes_)):
+        return bytes(s)
+    raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype string")
+
+
 def _string_array(value):
+    """An object array of bytes; only str and bytes elements convert (never bytes(n) of a number)."""
     arr = np.asarray(value, dtype=object)
-    enc = np.frompyfunc(lambda s: s.encode() if isinstance(s, str) else bytes(s), 1, 1)
+    enc = np.frompyfunc(lambda s: _to_bytes(s, value), 1, 1)
     return np.asarray(enc(arr), dtype=object).reshape(arr.shape) if arr.size else arr
 
 

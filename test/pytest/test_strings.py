@@ -63,3 +63,13 @@ def test_string_signature_errors():
     with pytest.raises(tfn.errors.InvalidArgumentError):
         tfn.constant("a") + tfn.constant(1)
     assert np.asarray(double(tfn.constant(["a", "b"]))).tolist() == [b"aa", b"bb"]
+
+
+def test_numbers_do_not_convert_to_strings():
+    a = tfn.constant("x")
+    with pytest.raises(TypeError, match="Cannot convert 1 to EagerTensor of dtype string"):
+        a + 1
+    with pytest.raises(TypeError, match="dtype string"):
+        tfn.function(lambda s: s + 1)(a)
+    with pytest.raises(TypeError, match="dtype string"):
+        tfn.constant([[1]], tfn.string)
