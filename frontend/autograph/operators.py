@@ -113,6 +113,12 @@ def _get(get_state, names):
 
 # --- if -----------------------------------------------------------------------------------------------------
 
+def _shown(names):
+    """Names for error messages: AutoGraph's own return variables are described, not named."""
+    return tuple("the return value" if n.startswith("retval_") else "the return flag" if n.startswith("do_return")
+                 else n for n in names)
+
+
 def if_stmt(cond, body, orelse, get_state, set_state, names):
     """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if."""
     if not _staged(cond):
@@ -132,7 +138,8 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
             _check_branch(out, names, label, other, where)
             return out
         return run
-    outs = cf.build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), names, where)
+    outs = cf.build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names),
+                       where)
     set_state(outs)
 
 
@@ -300,7 +307,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
                 raise ValueError(f"'{name}' must be defined on every path through the loop at {_at(where)}")
         return nxt + out
 
-    all_names = ("loop counter",) * h + tuple(names)
+    all_names = ("loop counter",) * h + _shown(names)
     if invariants is not None:
         invariants = [None] * h + invariants
     try:

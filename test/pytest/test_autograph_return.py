@@ -124,3 +124,15 @@ def test_nested_loops_with_return():
     m = tfn.constant(np.arange(12, dtype=np.int32).reshape(3, 4))
     assert find2(m, tfn.constant(6)).numpy().tolist() == [1, 2]
     assert find2(m, tfn.constant(99)).numpy().tolist() == [-1, -1]
+
+
+def test_mismatched_returns_are_named_as_the_return_value():
+    @tfn.function
+    def f(x):
+        if x > 0:
+            return x
+        return None
+
+    with pytest.raises(ValueError, match="'the return value' must have the same nested structure") as e:
+        f(tfn.constant(1))
+    assert "retval_" not in str(e.value)
