@@ -181,3 +181,33 @@ def test_ten_thousand_calls_do_not_leak(monkeypatch):
     tracemalloc.stop()
     assert grown < 100_000, f"{grown} bytes more after 10,000 calls"
     assert len(gc.get_objects()) - objects < 100
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_ten_thousand_calls_that_print_and_assign_do_not_grow_memory(monkeypatch):
+    v = tfn.Variable(tfn.zeros([1000]))
+
+    @tfn.function
+    def step(x):
+        tfn.print("step", v[0])
+        v.assign_add(x)
+        return v * 2.0  # a fresh 4 KB buffer each call: leaking it would cost ~40 MB
+
+    x = tfn.constant(np.ones(1000, np.float32))
+    _sink(monkeypatch)
+    for _ in range(2_000):
+        step(x)
+    gc.collect()
+    before = _rss_bytes()
+    for _ in range(10_000):
+        out = step(x)
+    del out
+    gc.collect()
+    grown = _rss_bytes() - before
+    assert grown < 4_000_000, f"resident memory grew by {grown} bytes over 10,000 calls"
+    assert v.numpy()[0] == 12_000.0
