@@ -185,6 +185,23 @@ def case_chains(fws, cfg):
     return rows
 
 
+def _reduce_sum(axis):
+    """sum over axis (None: everything) in namespace ns (tfn/TF: reduce_sum; NumPy/JAX: sum)."""
+    def build(ns):
+        fn = getattr(ns, "reduce_sum", None) or ns.sum
+        return lambda x: fn(x, axis=axis)
+    return build
+
+
+def case_reductions(fws, cfg):
+    """(g) float32 sums: all of 1,000,000 elements, and each row of 1024x1024."""
+    rows = []
+    for label, axis, array in (("all 1,000,000", None, rand(1_000_000)), ("rows of 1024x1024", 1, rand(1024, 1024))):
+        t = measure_all(fws, _reduce_sum(axis), [array], cfg)
+        rows.append(row(f"(g) reduce_sum, {label} f32", "us", t, "", None, _speedup(t)))
+    return rows
+
+
 def _blas_threads():
     """(get, set) for the thread count of the BLAS NumPy loaded (OpenBLAS), or (None, None)."""
     libs = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower() and ".so" in line}
@@ -408,7 +425,8 @@ def main(argv=None):
     print("frameworks: " + ", ".join(fw.name for fw in fws) + "; speedup = other time / tfn compiled time "
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
-    for case in (case_overhead, case_chains, case_matmul, case_conv, case_first_call, case_trace):
+    for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
+                 case_trace):
         t = perf()
         rows += case(fws, cfg)
         print(f"  {case.__doc__.split(' ', 1)[0]} done in {perf() - t:.1f} s", file=sys.stderr, flush=True)

@@ -10,6 +10,7 @@ from tfn.passes import (  # noqa: F401
     tfn_polynomial_approximation,
     tfn_to_linalg,
     tfn_vectorize_kernels,
+    tfn_vectorize_reductions,
     tfn_verify,
     tfn_widen_bool_memrefs,
 )

@@ -31,8 +31,8 @@ LOWER_TO_LLVM = (
 _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
         "tfn-verify", "tfn-to-linalg", "canonicalize", "cse", "linalg-fuse-elementwise-ops", "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
-        "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-parallelize", "tfn-mark-readonly-args", BUFFERIZE,
-        "canonicalize",
+        "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
+        "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
         "tfn-lower-vector-ops", "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}",

@@ -28,12 +28,12 @@ def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy
     @tfn.function
     def f(x, m, row, a, b, ba, bb, small):
         y = tfn.tanh(x * 3.0 - 1.0) / 4.0 + tfn.exp(-x)
-        return (y, m * row + 1.0, tfn.reduce_sum(m, axis=1), tfn.matmul(a, b), tfn.matmul(ba, bb), small * 2.0)
+        return (y, m * row + 1.0, tfn.reduce_sum(m, axis=0), tfn.matmul(a, b), tfn.matmul(ba, bb), small * 2.0)
 
     got = [t.numpy() for t in f(x, m, row, a, b, ba, bb, small)]
     assert_close(got[0], np.tanh(x * 3.0 - 1.0) / 4.0 + np.exp(-x))
     np.testing.assert_array_equal(got[1], m * row + np.float32(1.0))
-    assert_close(got[2], m.sum(axis=1))
+    assert_close(got[2], m.sum(axis=0))  # leading axis: trailing ones are vector loops
     assert_close(got[3], a @ b)
     assert_close(got[4], ba @ bb)
     np.testing.assert_array_equal(got[5], small * np.float32(2.0))
