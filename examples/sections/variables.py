@@ -48,39 +48,6 @@ m = Model()
 for _n in range(3):
     print(m().numpy())  # prints 1, 1, 1
 
-section("Depending on Python global and free variables")
-
-
-@tf.function
-def buggy_add():
-    return 1 + foo
-
-
-@tf.function
-def recommended_add(foo):
-    return 1 + foo
-
-
-foo = 1
-print("Buggy:", buggy_add())
-print("Correct:", recommended_add(foo))
-print("Updating the value of `foo` to 100!")
-foo = 100
-print("Buggy:", buggy_add())  # Did not change!
-print("Correct:", recommended_add(foo))
-
-
-@tf.function
-def variable_add():
-    return 1 + foo
-
-
-foo = tf.Variable(1)
-print("Variable:", variable_add())
-print("Updating the value of `foo` to 100!")
-foo.assign(100)
-print("Variable:", variable_add())
-
 section("Depending on Python objects")
 
 
