@@ -10,10 +10,6 @@ from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.variables import Variable
 
 
-class OutOfScopeError(TypeError):
-    pass
-
-
 def _check_scope(t, g):
     if t._graph is not g:
         raise leaks.out_of_scope(t)

@@ -2,7 +2,6 @@
 from mlir import ir
 
 from tfn.dialects import optable
-from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import callbacks, elementwise, misc  # noqa: F401  (register patterns)
 from tfn.passes.lowering import conv as _conv_patterns  # noqa: F401
@@ -14,30 +13,26 @@ from tfn.passes.lowering import scatter as _scatter_patterns  # noqa: F401
 from tfn.passes.lowering import shape as _shape_patterns  # noqa: F401
 from tfn.passes.lowering import shape_of as _shape_of_patterns  # noqa: F401
 from tfn.passes.lowering.common import PATTERNS, Rewrite
-from tfn.passes.lowering.control_flow import fix_bool_extracts, retype_control_flow, stop_loops_on_error, user_loops
+from tfn.passes.lowering.control_flow import (
+    fix_bool_extracts,
+    lowered,
+    retype_control_flow,
+    stop_loops_on_error,
+    user_loops,
+)
 from tfn.passes.lowering.runtime_errors import site_codes
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.tfn_verify import verify_module
 from tfn.passes.walk import funcs, tfn_ops
 
 
-def _signless(t):
-    """A tensor type with unsigned elements made signless; other types unchanged."""
-    if t.typeid != ir.RankedTensorType.static_typeid:
-        return t
-    try:
-        return ttypes.lowered_tensor_type(TensorType.from_mlir(t))
-    except (TypeError, ValueError):
-        return t
-
-
 def _retype_signature(fn):
     """Unsigned tensors become signless in the function's arguments and results."""
     for block in list(fn.regions[0].blocks)[:1]:  # a declaration has no entry block
         for arg in block.arguments:
-            arg.set_type(_signless(arg.type))
+            arg.set_type(lowered(arg.type))
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    new = ir.FunctionType.get([_signless(t) for t in ftype.inputs], [_signless(t) for t in ftype.results])
+    new = ir.FunctionType.get([lowered(t) for t in ftype.inputs], [lowered(t) for t in ftype.results])
     fn.attributes["function_type"] = ir.TypeAttr.get(new)
 
 
