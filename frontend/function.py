@@ -132,10 +132,15 @@ class ConcreteFunction:
         with self.graph.ctx:
             return runtime_errors.describe(self.graph.module.operation, code, details, self.graph.symbol)
 
+    @property
+    def _stateful(self):
+        """Whether calls pass captured values, write variables back or first run an initializer."""
+        return bool(self._capture_sources or self._writebacks or self._initializer is not None)
+
     def _call_flat(self, arrays):
         if self._executable is None:
             self._compile()
-        if self._capture_sources or self._writebacks or self._initializer is not None:
+        if self._stateful:
             return self._call_stateful(arrays)
         results = self._executable(arrays)
         return [Tensor._trusted(a, dt) for a, dt in zip(results, self._out_dtypes)]
@@ -226,8 +231,7 @@ def _fast_runner(concrete):
     The runner hands the call's leaves and the trace's tensor positions to the executable in one call (the C
     trampoline reads each tensor's array itself) and wraps the results as tensors without copying. Traces
     with captured inputs or write-backs keep the generic path."""
-    if (getattr(concrete, "_capture_sources", None) or getattr(concrete, "_writebacks", None)
-            or getattr(concrete, "_initializer", None) is not None):
+    if concrete._stateful:
         return None
     call, positions = concrete._executable.call, tuple(concrete._arg_positions)
     trusted, dtypes = Tensor._trusted, concrete._out_dtypes
