@@ -415,6 +415,7 @@ def machine():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, skip 1024^3 and 1,000-op compile")
+    parser.add_argument("--only", default="", metavar="LETTERS", help="run only these cases, e.g. --only bd")
     args = parser.parse_args(argv)
     cfg = Config(args.quick)
     fws = _frameworks()
@@ -427,6 +428,9 @@ def main(argv=None):
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
                  case_trace):
+        letter = case.__doc__[1]
+        if args.only and letter not in args.only:
+            continue
         t = perf()
         rows += case(fws, cfg)
         print(f"  {case.__doc__.split(' ', 1)[0]} done in {perf() - t:.1f} s", file=sys.stderr, flush=True)

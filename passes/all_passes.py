@@ -9,6 +9,7 @@ from tfn.passes import (  # noqa: F401
     tfn_parallelize,
     tfn_polynomial_approximation,
     tfn_to_linalg,
+    tfn_vectorize_elementwise,
     tfn_vectorize_kernels,
     tfn_vectorize_reductions,
     tfn_verify,

@@ -1,0 +1,111 @@
+"""tfn-vectorize-elementwise: compute-heavy elementwise linalg.generic ops as loops over LANES-wide vectors.
+
+LLVM's loop vectoriser turns a fused elementwise loop into one 16-lane vector per iteration (interleaved at most
+twice), so a long body (a 50-op chain with exp and tanh polynomials: ~500 dependent instructions) runs at the
+latency of its dependency chain, not at the FMA units' throughput. This pass tiles such a generic along its
+innermost loop by LANES (tile_using_for, the other loops by 1) and vectorises each tile as one LANES-wide vector
+(`transform.structured.vectorize` with vector sizes, masked, so the last partial tile needs no scalar epilogue).
+LLVM splits a 64-lane f32 vector into four independent AVX-512 registers (eight AVX2 ones), enough independent
+work to keep both FMA pipes busy. tfn-polynomial-approximation then expands exp/log/tanh on the vectors.
+
+Candidates: a linalg.generic on tensors, every loop parallel, every indexing map a projected permutation that is
+either contiguous in the innermost loop (its last result is that loop) or does not use it (a broadcast), a body
+of arith/math ops only, and work worth it: at least one transcendental math op or MIN_BODY_OPS ops in the body,
+and an innermost loop that is dynamic or at least LANES long. Cheap bodies stay on LLVM's vectoriser, which
+handles them at memory speed already. Runs after tfn-parallelize, so a split op is vectorised per worker.
+"""
+from mlir import ir
+
+from tfn.passes.registry import register
+from tfn.passes.tfn_vectorize_kernels import apply_schedule
+from tfn.passes.walk import collect
+
+LANES = 64         # f32: four AVX-512 registers per vector op, independent chains to hide the FMA latency
+MIN_BODY_OPS = 16  # bodies shorter than this (without math ops) are memory-bound: LLVM's vectoriser is enough
+HEAVY_MATH = {"math.exp", "math.log", "math.tanh", "math.log1p", "math.expm1", "math.exp2", "math.log2",
+              "math.erf", "math.sin", "math.cos", "math.atan", "math.atan2", "math.powf"}
+_ANY = "!transform.any_op"
+
+
+def _inner_extent(op, maps):
+    """The innermost loop's static extent, or None when it is dynamic (or not found)."""
+    inner = maps[0].n_dims - 1
+    for value, amap in zip(op.operands, maps):
+        t = value.type
+        if not isinstance(t, ir.RankedTensorType):
+            continue
+        for pos, expr in enumerate(amap.results):
+            if isinstance(expr, ir.AffineDimExpr) and expr.position == inner:
+                size = ir.RankedTensorType(t).shape[pos]
+                return None if size == ir.ShapedType.get_dynamic_size() else size
+    return None
+
+
+def _maps_ok(maps):
+    inner = maps[0].n_dims - 1
+    for amap in maps:
+        if not amap.is_projected_permutation:
+            return False
+        positions = [ir.AffineDimExpr(e).position for e in amap.results]
+        if inner in positions and positions[-1] != inner:
+            return False  # a transposed access: each vector would be a gather
+    return True
+
+
+def _body_ok(op):
+    ops = list(op.regions[0].blocks[0].operations)
+    if not all(o.name.startswith(("arith.", "math.")) for o in ops[:-1]):
+        return False
+    return any(o.name in HEAVY_MATH for o in ops) or len(ops) - 1 >= MIN_BODY_OPS
+
+
+def candidate(op):
+    """Whether op is an elementwise linalg.generic on tensors this pass vectorises."""
+    if op.name != "linalg.generic" or not op.results:
+        return False
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+        return False
+    if any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps[0].n_dims == 0 or not _maps_ok(maps) or not _body_ok(op):
+        return False
+    extent = _inner_extent(op, maps)
+    return extent is None or extent >= LANES
+
+
+def schedule_text(ops):
+    """Tile op `tfn.vec_id = i` (of rank n) by LANES along its innermost loop and vectorise each tile."""
+    lines = []
+    for i, n in ops:
+        sizes = ", ".join(["1"] * (n - 1) + [str(LANES)])
+        loops = n
+        outs = f"%t{i}, %l{i}:{loops}" if loops > 1 else f"%t{i}, %l{i}"
+        lines += [f"%op{i} = transform.structured.match attributes {{tfn.vec_id = {i} : i64}} in %root "
+                  f": ({_ANY}) -> {_ANY}",
+                  f"{outs} = transform.structured.tile_using_for %op{i} tile_sizes [{sizes}] "
+                  f": ({_ANY}) -> ({', '.join([_ANY] * (loops + 1))})",
+                  f"transform.structured.vectorize %t{i} vector_sizes [{sizes}] : {_ANY}"]
+    # vector.mask regions do not survive bufferization: fold each mask into its transfer op right away
+    lines += [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
+              f"transform.apply_patterns to %f {{\n      transform.apply_patterns.vector.lower_masked_transfers\n"
+              f"    }} : {_ANY}"]
+    inner = "\n    ".join(lines)
+    return ("module attributes {transform.with_named_sequence} {\n"
+            f"  transform.named_sequence @tfn_kernels(%root: {_ANY} {{transform.readonly}}) {{\n    {inner}\n"
+            "    transform.yield\n  }\n}")
+
+
+@register("tfn-vectorize-elementwise", "Tile compute-heavy elementwise linalg.generic ops on tensors into loops "
+          "of 64-lane (masked) vector ops")
+def vectorize_elementwise(module_op):
+    ops = []
+    for op in collect(module_op, candidate):
+        i = len(ops)
+        op.attributes["tfn.vec_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+        ops.append((i, ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value.n_dims))
+    if not ops:
+        return
+    apply_schedule(module_op, schedule_text(ops))
+    for op in collect(module_op, lambda op: "tfn.vec_id" in op.attributes):
+        del op.attributes["tfn.vec_id"]
