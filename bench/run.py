@@ -24,6 +24,9 @@ import tfn  # noqa: E402
 perf = time.perf_counter
 
 
+SETTLE_S = 0.1  # pause before each framework's measurement
+
+
 class Config:
     """Repetition counts: --quick trades precision for a run well under two minutes."""
 
@@ -97,6 +100,9 @@ def measure_all(fws, build, arrays, cfg):
     """{framework name: median seconds or an error string} for build(ns) on the inputs."""
     out = {}
     for fw in fws:
+        # TF's and XLA's thread pools spin a while after their last op; let them go idle before timing the next
+        # framework, so no column pays for the previous one's threads.
+        time.sleep(SETTLE_S)
         try:
             out[fw.name] = median_time(fw.callable(build, arrays), cfg)
         except NotImplementedError as e:
