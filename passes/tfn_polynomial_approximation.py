@@ -3,7 +3,8 @@
 libm's expf/logf/tanhf are scalar calls, so a loop containing them is not vectorised; these polynomials are plain
 arithmetic: on the 64-lane vectors of tfn-vectorize-elementwise, or vectorised by LLVM like other elementwise ops
 (tfn.sigmoid lowers to 1 / (1 + exp(-x)), so it is covered through its exp). f64 and f16 stay on libm. Accuracy
-against NumPy (float32 in, float64 reference, measured on 2e6 random points per range; test_kernels.py asserts bounds of twice these):
+against NumPy (float32 in, float64 reference, measured on 2e6 random points per range; test_kernels.py asserts
+bounds of twice these):
   exp  on [-87, 88]:     max relative error 8.2e-8; results in the subnormal range (x < -87.3) within 1.1e-45 absolute
   log  on [1e-30, 1e30]: max relative error 7.8e-8; on [0.5, 2] (log near 0) max absolute error 3.9e-8
   tanh on [-10, 10]:     max relative error 2.8e-7, absolute 2.8e-7 (the error of TF's own CPU tanh)
