@@ -40,3 +40,8 @@ def shared_context():
             if _shared is None:
                 _shared = new_context(all_dialects=False)
     return _shared
+
+
+def is_shared(ctx):
+    """Whether `ctx` is the shared context (never creates it)."""
+    return ctx is not None and ctx is _shared

@@ -36,13 +36,34 @@ class TensorType:
 
     def to_mlir(self):
         """The `tensor<...>` MLIR type (needs an active Context)."""
-        return ir.Type.parse(self.mlir_str())
+        if not _context().is_shared(ir.Context.current):
+            return ir.Type.parse(self.mlir_str())
+        key = (self.shape, self.dtype)
+        t = _SHARED_TYPES.get(key)
+        if t is None:
+            t = _SHARED_TYPES[key] = ir.Type.parse(self.mlir_str())
+        return t
 
     @staticmethod
     def from_mlir(t):
         t = ir.RankedTensorType(t)
         shape = [None if t.is_dynamic_dim(i) else t.get_dim_size(i) for i in range(t.rank)]
         return TensorType(shape, dtypes.as_dtype(str(t.element_type)))
+
+
+# Each TensorType's MLIR type in the shared context (dialects/context.py), which lives as long as the process:
+# parsing one costs more than a tenth of tracing an elementwise op. Other contexts parse each time (a type
+# keeps its context alive).
+_SHARED_TYPES = {}
+_context_module = []
+
+
+def _context():
+    """tfn.dialects.context, imported on first use (it imports the op table, which imports this module)."""
+    if not _context_module:
+        from tfn.dialects import context
+        _context_module.append(context)
+    return _context_module[0]
 
 
 def element_type(dtype):

@@ -42,7 +42,7 @@ def _apply_symbolic(g, opdef, inputs, attrs):
             values.append(x)
         else:
             values.append(g.as_symbolic(x))
-    types = [TensorType(x._shape, x._dtype) for x in values]
+    types = [x._type for x in values]
     try:
         out_types = opdef.infer_types(types, attrs)
     except (OpError, ValueError, TypeError) as e:

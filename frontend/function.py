@@ -112,14 +112,15 @@ class ConcreteFunction:
     def _compile(self):
         with self.graph.ctx:
             text = str(self.graph.module)
-            k = cache.key(text, pipelines.PIPELINES["tfn-pipeline"].text)
+            level = compiler.opt_level(self.graph.func)
+            k = cache.key(text, pipelines.PIPELINES["tfn-pipeline"].text, "" if level == 3 else f"O{level}")
             hit = cache.lookup(k)
             if hit:
                 so, scratch = hit, None
             else:
                 module = self._copy_module()
                 _run_pipeline(module.operation, "tfn-pipeline", self.name)
-                so, scratch = compiler.build_and_store(module, k)
+                so, scratch = compiler.build_and_store(module, k, level)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
         self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
                                       on_error=self._error_message, handlers=self.graph.callbacks)
@@ -263,7 +264,7 @@ def _as_array(x, spec):
 
 def _run_pipeline(module_op, pipeline, fname):
     try:
-        registry.pass_manager(pipeline).run(module_op)
+        registry.run(pipeline, module_op)
     except ir.MLIRError as e:
         raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 

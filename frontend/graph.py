@@ -43,9 +43,19 @@ def user_stacklevel():
 def user_frame():
     """The innermost stack frame outside tfn's own source (the user's line)."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_TFN_DIRS):
+    internal = _INTERNAL_FILES
+    while f is not None:
+        name = f.f_code.co_filename
+        inside = internal.get(name)
+        if inside is None:
+            inside = internal[name] = name.startswith(_TFN_DIRS)
+        if not inside:
+            return f
         f = f.f_back
-    return f
+    return None
+
+
+_INTERNAL_FILES = {}  # source file name -> whether it is tfn's (asked twice per traced op, of ~10 frames each)
 
 
 class Scope:
@@ -194,7 +204,7 @@ class FuncGraph:
 
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
-        tt = TensorType(tensor.shape, tensor.dtype)
+        tt = TensorType(tensor._shape, tensor._dtype)
         return self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
 
     def as_graph_def(self):

@@ -218,10 +218,11 @@ class Tensor(TensorBase):
 class SymbolicTensor(TensorBase):
     """A tensor inside a trace: an MLIR value with a static type; it has no value until the function runs."""
 
-    __slots__ = ("_mlir", "_dtype", "_shape", "_graph", "_name", "__weakref__")
+    __slots__ = ("_mlir", "_type", "_dtype", "_shape", "_graph", "_name", "__weakref__")
 
     def __init__(self, value, ttype, graph, name):
         self._mlir = value
+        self._type = ttype  # the TensorType ops infer from (never changed, as _dtype and _shape)
         self._dtype = ttype.dtype
         self._shape = ttype.shape
         self._graph = graph

@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 
+from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from tfn.dialects.errors import CompileError
@@ -19,7 +20,8 @@ def build_shared_object(llvm_module, opt_level=3):
     """Code-generate `llvm_module` (LLVM dialect) and link it into a new .so; returns its path."""
     work = cache.scratch_dir()
     obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
-    if uses_async_runtime(llvm_module):
+    async_runtime = uses_async_runtime(llvm_module)
+    if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
     try:
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=[toolchain.C_RUNNER_UTILS],
@@ -28,22 +30,97 @@ def build_shared_object(llvm_module, opt_level=3):
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    cmd = [toolchain.linker(), "-shared", "-o", so, obj, f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils",
-           *(["-lmlir_async_runtime"] if uses_async_runtime(llvm_module) else []),
-           f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
+    flags = (f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils",
+             *(["-lmlir_async_runtime"] if async_runtime else []),
+             f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm")
+    link = Link(so, obj, flags)
+    del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
+    error = link.wait()
+    if error is not None:
         shutil.rmtree(work, ignore_errors=True)
-        raise CompileError(f"linking the compiled function failed: {proc.stderr.strip()}")
+        raise CompileError(f"linking the compiled function failed: {error}")
     os.unlink(obj)
     return so, work
 
 
-def build_and_store(llvm_module, k):
+class Link:
+    """Links object file `obj` into the shared object `so` as `cc -shared -o so obj *flags` does.
+
+    The linker the C compiler driver would run is started directly (toolchain.direct_link_command): the driver
+    and its collect2 cost ~6 ms of a ~20 ms link. Should that command fail, the driver itself is the judge."""
+
+    def __init__(self, so, obj, flags):
+        self.so, self.obj, self.flags = so, obj, flags
+        self._direct = toolchain.direct_link_command(so, obj, flags)
+        self._proc = None
+        if self._direct is not None:
+            try:
+                self._proc = subprocess.Popen(self._direct, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL)
+            except OSError:
+                pass
+
+    def wait(self):
+        """None once `so` is linked, else the driver's error message."""
+        if self._proc is not None and self._proc.wait() == 0:
+            return None
+        proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, *self.flags],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return proc.stderr.strip()
+        if self._direct is not None:  # the driver links where its derived command failed: stop using that
+            toolchain.forget_direct_link(self.flags)
+        return None
+
+
+# Work (see opt_level) below which a function's code is generated at O0: at O3 LLVM spends ~9 ms more on even a
+# few ops (most of a small function's first call), while a call of code this small costs the same at O0.
+TINY_WORK = 1024
+
+
+def opt_level(func_op):
+    """The LLVM opt level for a traced function (func.func of tfn ops): 0 if its work is tiny, else 3.
+
+    Tiny: only tfn ops with static tensor types and no regions (no loops), and a sum over the ops of
+    (elements of the largest operand) x (elements of the largest result) of at most TINY_WORK; that product
+    bounds an op's work, matmuls and convolutions included. Code generation does not change results."""
+    ops = func_op.regions[0].blocks[0].operations
+    if len(ops) > TINY_WORK:  # each op but an empty one adds at least 1: no need to look at them
+        return 3
+    work = 0
+    for op in ops:
+        name = op.operation.name
+        if len(op.operation.regions) or not (name.startswith("tfn.") or name == "func.return"):
+            return 3
+        ins = [_elements(v.type) for v in op.operands]
+        outs = [_elements(v.type) for v in op.results]
+        if None in ins or None in outs:
+            return 3
+        work += max(ins, default=1) * max(outs, default=1)
+        if work > TINY_WORK:
+            return 3
+    return 0
+
+
+def _elements(t):
+    """The element count of a static tensor type, else None."""
+    try:
+        t = ir.RankedTensorType(t)
+    except ValueError:
+        return None
+    if not t.has_static_shape:
+        return None
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def build_and_store(llvm_module, k, opt_level=3):
     """Build the .so of `llvm_module` and store it under key k (the caller looked k up first).
 
     Returns (path, a scratch dir to remove once the .so is loaded, or None)."""
-    so, work = build_shared_object(llvm_module)
+    so, work = build_shared_object(llvm_module, opt_level)
     path = cache.store(k, so)
     if path != so:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,180 @@
+"""The compile driver: reused pass managers, the direct linker command, and the opt level of tiny functions."""
+import filecmp
+import os
+
+import numpy as np
+import pytest
+from mlir import ir
+from test_completeness import SAMPLES
+
+import tfn
+from tfn.dialects import context
+from tfn.dialects.types import TensorType
+from tfn.passes import registry
+from tfn.runtime import cache, compiler, toolchain
+
+_FUNC = "module { func.func @f(%a: i32) -> i32 { %0 = arith.addi %a, %a : i32 return %0 : i32 } }"
+
+
+def test_the_shared_context_reuses_pass_managers():
+    with context.shared_context(), ir.Location.unknown():
+        registry.run("canonicalize,cse", ir.Module.parse(_FUNC).operation)
+        (pm,) = registry._idle["canonicalize,cse"]
+        module = ir.Module.parse("module { func.func @g() -> i32 { %c = arith.constant 1 : i32 "
+                                 "%0 = arith.addi %c, %c : i32 return %0 : i32 } }")
+        registry.run("canonicalize,cse", module.operation)
+        assert registry._idle["canonicalize,cse"] == [pm]
+        assert "arith.constant 2" in str(module) and "arith.addi" not in str(module)  # it ran on the new module
+
+
+def test_a_failed_run_does_not_return_its_pass_manager():
+    bad = ("module { func.func @f(%a: tensor<2xf32>) -> tensor<3xf32> { "
+           "%0 = \"tfn.add\"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32> return %0 : tensor<3xf32> } }")
+    with context.shared_context(), ir.Location.unknown():
+        with pytest.raises(ir.MLIRError, match="operands give tensor<2xf32>"):
+            registry.run("tfn-verify,canonicalize", ir.Module.parse(bad).operation)
+        assert registry._idle["tfn-verify,canonicalize"] == []
+        registry.run("tfn-verify,canonicalize", ir.Module.parse(_FUNC).operation)
+        assert len(registry._idle["tfn-verify,canonicalize"]) == 1
+
+
+def test_another_context_gets_a_new_pass_manager_each_run():
+    before = {k: list(v) for k, v in registry._idle.items()}
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(_FUNC)
+        registry.run("canonicalize", module.operation)
+    assert registry._idle == before
+
+
+def test_tensor_types_belong_to_the_current_context():
+    with context.shared_context():
+        shared = TensorType((2, 3), tfn.float32).to_mlir()
+        assert TensorType((2, 3), tfn.float32).to_mlir() is shared  # made once in the shared context
+        assert str(TensorType((2, None), tfn.int8).to_mlir()) == "tensor<2x?xi8>"
+    with ir.Context() as other:
+        mine = TensorType((2, 3), tfn.float32).to_mlir()
+        assert mine.context is other and str(mine) == str(shared)
+
+
+_FLAGS = (f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm")
+
+
+def _object_file(tmp_path):
+    """An object file of a compiled function, as build_shared_object makes it."""
+    f = tfn.function(lambda x: tfn.tanh(x) * 2.0)
+    concrete = f.get_concrete_function(tfn.constant([1.0, 2.0]))
+    with concrete.graph.ctx:
+        module = concrete._copy_module()
+        registry.run("tfn-pipeline", module.operation)
+        engine = compiler.ExecutionEngine(module, opt_level=3, shared_libs=[toolchain.C_RUNNER_UTILS],
+                                          enable_pic=True)
+        obj = str(tmp_path / "f.o")
+        engine.dump_to_object_file(obj)
+    return obj
+
+
+def test_the_direct_link_is_the_drivers_link(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    obj = _object_file(tmp_path)
+    direct = toolchain.direct_link_command(str(tmp_path / "direct.so"), obj, _FLAGS)
+    if direct is None:
+        pytest.skip(f"{toolchain.linker()} runs more than a linker")
+    assert os.path.basename(direct[0]) != "collect2" and str(tmp_path / "direct.so") in direct
+    assert compiler.Link(str(tmp_path / "direct.so"), obj, _FLAGS).wait() is None
+    monkeypatch.setattr(toolchain, "direct_link_command", lambda *a: None)
+    assert compiler.Link(str(tmp_path / "driver.so"), obj, _FLAGS).wait() is None
+    assert filecmp.cmp(tmp_path / "direct.so", tmp_path / "driver.so", shallow=False)
+
+
+def test_the_derived_command_is_remembered_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    first = toolchain.direct_link_command("/o.so", "/i.o", _FLAGS)
+    (memo,) = tmp_path.glob("link-*.memo")
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    monkeypatch.setattr(toolchain, "_dry_run_link", lambda *a: pytest.fail("the memo was not used"))
+    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) == first
+    memo.write_text("[\"not a command\"]")  # a memo without the stand-in paths is not trusted
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    monkeypatch.setattr(toolchain, "_dry_run_link", lambda *a: None)
+    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+
+
+def test_a_failing_direct_link_falls_back_to_the_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path / "cache"))
+    obj = _object_file(tmp_path)
+    broken = ["false", toolchain._LINK_OUT, toolchain._LINK_IN]
+    monkeypatch.setattr(toolchain, "_direct_links", {(toolchain.linker(), _FLAGS): broken})
+    so = tmp_path / "f.so"
+    assert compiler.Link(str(so), obj, _FLAGS).wait() is None
+    assert so.stat().st_size > 0
+    assert toolchain.direct_link_command(str(so), obj, _FLAGS) is None  # the driver links from now on
+
+
+def test_link_errors_are_the_drivers(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    bad = tmp_path / "bad.o"
+    bad.write_bytes(b"not an object file")
+    error = compiler.Link(str(tmp_path / "bad.so"), str(bad), _FLAGS).wait()
+    assert error and "bad.o" in error
+
+
+def test_without_a_compiler_there_is_no_direct_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "false")
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+    monkeypatch.setenv("CC", "no-such-compiler-tfn")
+    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+
+
+def _level(fn, *args):
+    concrete = tfn.function(fn).get_concrete_function(*args)
+    with concrete.graph.ctx:
+        return compiler.opt_level(concrete.graph.func)
+
+
+def _loop(x):
+    for _ in tfn.range(3):
+        x = x + 1.0
+    return x
+
+
+def test_tiny_functions_are_compiled_at_O0_the_others_at_O3():
+    small = tfn.ones([3, 2])
+    assert _level(lambda x, w, b: tfn.tanh(tfn.matmul(x, w) + b), small, tfn.ones([2, 2]), tfn.ones([2])) == 0
+    assert _level(lambda a, b: tfn.matmul(a, b), tfn.ones([4, 4]), tfn.ones([4, 4])) == 0
+    assert _level(lambda a, b: tfn.matmul(a, b), tfn.ones([8, 8]), tfn.ones([8, 8])) == 3  # 64 x 64 > 1024
+    assert _level(lambda x: x + 1.0, tfn.ones([1000])) == 3
+    assert _level(lambda x: x + 1.0, tfn.TensorSpec([None], tfn.float32)) == 3  # a dynamic shape
+    assert _level(_loop, tfn.ones([2])) == 3  # a loop: its trip count is not in the types
+
+    def many(x):
+        for _ in range(1100):
+            x = x + 1.0
+        return x
+    assert _level(many, tfn.constant(1.0)) == 3
+
+
+def test_the_opt_level_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    x = tfn.constant([1.0, 2.0])
+    tfn.function(lambda a: a * 3.0)(x)
+    monkeypatch.setattr(compiler, "TINY_WORK", -1)
+    tfn.function(lambda a: a * 3.0)(x)
+    assert len([p for p in tmp_path.glob("*.so") if not p.name.startswith("fastcall-")]) == 2
+    assert cache.cache_dir() == str(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_O0_and_O3_code_give_identical_results(name, monkeypatch):
+    fn, args = SAMPLES[name]
+    tensors = [tfn.constant(a) for a in args]
+    results = []
+    for level in (0, 3):
+        monkeypatch.setattr(compiler, "opt_level", lambda func_op, level=level: level)
+        results.append(tfn.function(fn)(*tensors).numpy())
+    at_o0, at_o3 = results
+    assert at_o0.dtype == at_o3.dtype and at_o0.shape == at_o3.shape
+    assert np.array_equal(at_o0, at_o3, equal_nan=at_o0.dtype.kind == "f"), (at_o0, at_o3)
