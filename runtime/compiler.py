@@ -1,4 +1,5 @@
 """Compile an LLVM-dialect module into a shared object."""
+import ctypes
 import os
 import shutil
 import subprocess
@@ -30,10 +31,8 @@ def build_shared_object(llvm_module, opt_level=3):
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    flags = (f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils",
-             *(["-lmlir_async_runtime"] if async_runtime else []),
-             f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm")
-    link = Link(so, obj, flags)
+    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
+    link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
     error = link.wait()
     if error is not None:
@@ -44,14 +43,15 @@ def build_shared_object(llvm_module, opt_level=3):
 
 
 class Link:
-    """Links object file `obj` into the shared object `so` as `cc -shared -o so obj *flags` does.
+    """Links object file `obj` into the shared object `so` against `libs` (shared-library paths).
 
-    The linker the C compiler driver would run is started directly (toolchain.direct_link_command): the driver
-    and its collect2 cost ~6 ms of a ~20 ms link. Should that command fail, the driver itself is the judge."""
+    The lean link (toolchain.direct_link_command: ld without the C compiler driver, libc and libm) starts at once;
+    its .so is loaded once to prove every symbol binds in this process. Should that fail, the driver links
+    (`cc -shared ... -lm`, libc included) and is used from then on, and its error message is the one reported."""
 
-    def __init__(self, so, obj, flags):
-        self.so, self.obj, self.flags = so, obj, flags
-        self._direct = toolchain.direct_link_command(so, obj, flags)
+    def __init__(self, so, obj, libs):
+        self.so, self.obj, self.libs = so, obj, libs
+        self._direct = toolchain.direct_link_command(so, obj, libs)
         self._proc = None
         if self._direct is not None:
             try:
@@ -62,15 +62,25 @@ class Link:
 
     def wait(self):
         """None once `so` is linked, else the driver's error message."""
-        if self._proc is not None and self._proc.wait() == 0:
+        if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
-        proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, *self.flags],
-                              capture_output=True, text=True)
+        proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, "-Wl,--as-needed", *self.libs,
+                               f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm"], capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr.strip()
-        if self._direct is not None:  # the driver links where its derived command failed: stop using that
-            toolchain.forget_direct_link(self.flags)
+        if self._direct is not None:  # the driver links where the lean link failed: stop using that
+            toolchain.forget_direct_link()
         return None
+
+
+def _loads(so):
+    """Whether `so` loads into this process (all its symbols bind); it stays loaded, so the Executable that opens
+    it next (under its cache name: the same file, renamed) costs nothing more."""
+    try:
+        ctypes.CDLL(so)
+    except OSError:
+        return False
+    return True
 
 
 # Work (see opt_level) below which a function's code is generated at O0: at O3 LLVM spends ~9 ms more on even a

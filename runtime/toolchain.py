@@ -96,38 +96,42 @@ def linker():
     return os.environ.get("CC", "cc")
 
 
-# Stand-ins for the output and input paths in the driver's dry run (see runtime/compiler.Link).
-_LINK_OUT, _LINK_IN = "/tfn-link-placeholder/out.so", "/tfn-link-placeholder/in.o"
-_LINK_ENV = ("PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX", "LIBRARY_PATH")  # what changes the driver's command
-_direct_links = {}  # (compiler, flags) -> the linker's argv with the stand-in paths, or None: use the driver
+# The lean link (see direct_link_command), per compiler: (ld, libgcc) or None (link through the driver).
+_direct_links = {}
+_LINK_ENV = ("PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX", "LIBRARY_PATH")  # what changes the driver's answers
 
 
-def direct_link_command(so, obj, flags):
-    """The argv of the linker that `cc -shared -o so obj *flags` runs as its only step, or None.
+def direct_link_command(so, obj, libs):
+    """The argv linking object `obj` into shared object `so` against `libs` (paths of shared libraries, found at
+    run time through the rpath MLIR_LIB), or None when the C compiler cannot name its linker.
 
-    Derived from the driver's dry run (`-###`) once per compiler, flags and environment, and remembered in
-    the artifact cache; None when the dry run shows anything but one linker command."""
-    k = (linker(), tuple(flags))
-    if k not in _direct_links:
-        _direct_links[k] = _link_template(*k)
-    template = _direct_links[k]
-    if template is None:
+    `ld -shared` with libgcc's support routines and `libs`, not libc and libm: a tfn .so is only ever loaded
+    into a Python process, which has both loaded already, so dlopen binds those symbols there. The C compiler
+    driver (~6 ms) and linking against libc (~8 ms of reading its symbol table) were most of a small function's
+    first call; what remains takes ~3 ms. runtime/compiler.Link falls back to the driver on any failure."""
+    cc = linker()
+    if cc not in _direct_links:
+        _direct_links[cc] = _lean_linker(cc)
+    found = _direct_links[cc]
+    if found is None:
         return None
-    return [so if a == _LINK_OUT else obj if a == _LINK_IN else a for a in template]
+    ld, libgcc = found
+    # --as-needed: a library none of whose symbols the code uses is not loaded with it (the runner utils: ~45 ms)
+    return [ld, "-shared", "--eh-frame-hdr", "-o", so, obj, libgcc, "--as-needed", *libs, "-rpath", MLIR_LIB]
 
 
-def forget_direct_link(flags):
-    """Link with the driver from now on (its derived command failed where the driver succeeded)."""
-    k = (linker(), tuple(flags))
-    _direct_links[k] = None
-    stamp = _link_stamp(*k)
+def forget_direct_link():
+    """Link with the driver from now on (the lean link failed, or its .so did not load)."""
+    cc = linker()
+    _direct_links[cc] = None
+    stamp = _link_stamp(cc)
     if stamp is not None:
         from tfn.runtime import cache
         cache.write_memo(stamp, "null")
 
 
-def _link_stamp(cc, flags):
-    """The memo name of the linker command for this compiler (its resolved file), flags and environment."""
+def _link_stamp(cc):
+    """The memo name of the lean linker for this compiler (its resolved file) and environment."""
     path = shutil.which(cc)
     if path is None:
         return None
@@ -135,64 +139,41 @@ def _link_stamp(cc, flags):
         st = os.stat(path)
     except OSError:
         return None
-    parts = (os.path.realpath(path), st.st_size, st.st_mtime_ns, flags, [os.environ.get(v) for v in _LINK_ENV])
-    return "link-" + hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    parts = (os.path.realpath(path), st.st_size, st.st_mtime_ns, [os.environ.get(v) for v in _LINK_ENV])
+    return "ld-" + hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
-def _link_template(cc, flags):
-    import json  # (json and shlex: only when a function is compiled, not at `import tfn`)
+def _lean_linker(cc):
+    """(ld, libgcc) as compiler cc names them, remembered in the artifact cache; None if it cannot."""
+    import json  # only when a function is compiled, not at `import tfn`
 
     from tfn.runtime import cache
-    stamp = _link_stamp(cc, flags)
+    stamp = _link_stamp(cc)
     if stamp is None:
         return None
     memo = cache.read_memo(stamp)
     if memo is not None:
         try:
-            template = json.loads(memo)
+            found = json.loads(memo)
         except ValueError:
-            template = []
-        if template is None or (isinstance(template, list) and all(isinstance(a, str) for a in template)
-                                and template.count(_LINK_OUT) == 1 and template.count(_LINK_IN) == 1):
-            return template
-    template = _dry_run_link(cc, flags)
-    cache.write_memo(stamp, json.dumps(template))
-    return template
+            found = []
+        if found is None or (isinstance(found, list) and len(found) == 2 and all(map(os.path.isabs, found))):
+            return found and tuple(found)
+    found = _ask_compiler(cc)
+    cache.write_memo(stamp, json.dumps(found and list(found)))
+    return found
 
 
-def _dry_run_link(cc, flags):
-    """The driver's linker command for `cc -shared` with the stand-in paths, from its `-###` output, or None."""
-    import shlex
-    try:
-        proc = subprocess.run([cc, "-###", "-shared", "-o", _LINK_OUT, _LINK_IN, *flags], capture_output=True,
-                              text=True)
-    except OSError:
-        return None
-    commands = [line for line in proc.stderr.splitlines() if line.startswith(" ")]
-    if proc.returncode != 0 or len(commands) != 1:
-        return None
-    argv = shlex.split(commands[0])
-    if argv.count(_LINK_OUT) != 1 or argv.count(_LINK_IN) != 1:
-        return None
-    prog = argv[0]
-    if os.path.basename(prog).startswith("collect2"):
-        # GCC's collect2 runs the linker and, for LTO objects only, its plugin: call the linker without it.
+def _ask_compiler(cc):
+    answers = []
+    for question in ("-print-prog-name=ld", "-print-libgcc-file-name"):
         try:
-            ld = subprocess.run([cc, "-print-prog-name=ld"], capture_output=True, text=True).stdout.strip()
+            proc = subprocess.run([cc, question], capture_output=True, text=True)
         except OSError:
             return None
-        prog, argv = ld, _without_plugin(argv)
-    prog = shutil.which(prog) if prog else None
-    return None if prog is None else [prog, *argv[1:]]
-
-
-def _without_plugin(argv):
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-        elif a == "-plugin":
-            skip = True
-        elif not a.startswith("-plugin-opt"):
-            out.append(a)
-    return out
+        answers.append(proc.stdout.strip() if proc.returncode == 0 else "")
+    ld = shutil.which(answers[0]) if answers[0] else None
+    libgcc = answers[1]
+    if ld is None or not os.path.isabs(libgcc) or not os.path.isfile(libgcc):
+        return None
+    return os.path.abspath(ld), libgcc

@@ -1,6 +1,8 @@
 """The compile driver: reused pass managers, the direct linker command, and the opt level of tiny functions."""
-import filecmp
+import ctypes
 import os
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -56,11 +58,11 @@ def test_tensor_types_belong_to_the_current_context():
         assert mine.context is other and str(mine) == str(shared)
 
 
-_FLAGS = (f"-L{toolchain.MLIR_LIB}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm")
+_LIBS = [toolchain.C_RUNNER_UTILS]
 
 
 def _object_file(tmp_path):
-    """An object file of a compiled function, as build_shared_object makes it."""
+    """An object file of a compiled function, as build_shared_object makes it, and the function's C name."""
     f = tfn.function(lambda x: tfn.tanh(x) * 2.0)
     concrete = f.get_concrete_function(tfn.constant([1.0, 2.0]))
     with concrete.graph.ctx:
@@ -70,53 +72,70 @@ def _object_file(tmp_path):
                                           enable_pic=True)
         obj = str(tmp_path / "f.o")
         engine.dump_to_object_file(obj)
-    return obj
+    return obj, "_mlir_ciface_" + concrete.graph.symbol
 
 
-def test_the_direct_link_is_the_drivers_link(tmp_path, monkeypatch):
+def test_the_lean_link_needs_neither_the_driver_nor_libc(tmp_path, monkeypatch):
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(toolchain, "_direct_links", {})
-    obj = _object_file(tmp_path)
-    direct = toolchain.direct_link_command(str(tmp_path / "direct.so"), obj, _FLAGS)
-    if direct is None:
-        pytest.skip(f"{toolchain.linker()} runs more than a linker")
-    assert os.path.basename(direct[0]) != "collect2" and str(tmp_path / "direct.so") in direct
-    assert compiler.Link(str(tmp_path / "direct.so"), obj, _FLAGS).wait() is None
+    obj, name = _object_file(tmp_path)
+    lean = str(tmp_path / "lean.so")
+    argv = toolchain.direct_link_command(lean, obj, _LIBS)
+    if argv is None:
+        pytest.skip(f"{toolchain.linker()} does not name its linker")
+    assert os.path.basename(argv[0]) in ("ld", "ld.bfd", "ld.gold", "ld.lld") and lean in argv and obj in argv
+    assert not any(a.startswith("-lc") or "libc.so" in a for a in argv)
+    assert compiler.Link(lean, obj, _LIBS).wait() is None
+    assert toolchain.direct_link_command(lean, obj, _LIBS) == argv  # it worked: still used
     monkeypatch.setattr(toolchain, "direct_link_command", lambda *a: None)
-    assert compiler.Link(str(tmp_path / "driver.so"), obj, _FLAGS).wait() is None
-    assert filecmp.cmp(tmp_path / "direct.so", tmp_path / "driver.so", shallow=False)
+    driver = str(tmp_path / "driver.so")
+    assert compiler.Link(driver, obj, _LIBS).wait() is None
+    for path in (lean, driver):  # both load here and export the function
+        assert getattr(ctypes.CDLL(path), name)
 
 
-def test_the_derived_command_is_remembered_in_the_cache(tmp_path, monkeypatch):
+def test_the_linker_is_remembered_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(toolchain, "_direct_links", {})
-    first = toolchain.direct_link_command("/o.so", "/i.o", _FLAGS)
-    (memo,) = tmp_path.glob("link-*.memo")
+    first = toolchain.direct_link_command("/o.so", "/i.o", _LIBS)
+    (memo,) = tmp_path.glob("ld-*.memo")
     monkeypatch.setattr(toolchain, "_direct_links", {})
-    monkeypatch.setattr(toolchain, "_dry_run_link", lambda *a: pytest.fail("the memo was not used"))
-    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) == first
-    memo.write_text("[\"not a command\"]")  # a memo without the stand-in paths is not trusted
+    monkeypatch.setattr(toolchain, "_ask_compiler", lambda *a: pytest.fail("the memo was not used"))
+    assert toolchain.direct_link_command("/o.so", "/i.o", _LIBS) == first
+    memo.write_text("[\"ld\", \"not absolute\"]")  # a memo that is not two absolute paths is not trusted
     monkeypatch.setattr(toolchain, "_direct_links", {})
-    monkeypatch.setattr(toolchain, "_dry_run_link", lambda *a: None)
-    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+    monkeypatch.setattr(toolchain, "_ask_compiler", lambda *a: None)
+    assert toolchain.direct_link_command("/o.so", "/i.o", _LIBS) is None
 
 
-def test_a_failing_direct_link_falls_back_to_the_driver(tmp_path, monkeypatch):
+def test_a_failing_lean_link_falls_back_to_the_driver(tmp_path, monkeypatch):
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path / "cache"))
-    obj = _object_file(tmp_path)
-    broken = ["false", toolchain._LINK_OUT, toolchain._LINK_IN]
-    monkeypatch.setattr(toolchain, "_direct_links", {(toolchain.linker(), _FLAGS): broken})
+    obj, name = _object_file(tmp_path)
+    monkeypatch.setattr(toolchain, "_direct_links", {toolchain.linker(): (shutil.which("false"), "/no/libgcc.a")})
     so = tmp_path / "f.so"
-    assert compiler.Link(str(so), obj, _FLAGS).wait() is None
-    assert so.stat().st_size > 0
-    assert toolchain.direct_link_command(str(so), obj, _FLAGS) is None  # the driver links from now on
+    assert compiler.Link(str(so), obj, _LIBS).wait() is None
+    assert getattr(ctypes.CDLL(str(so)), name)
+    assert toolchain.direct_link_command(str(so), obj, _LIBS) is None  # the driver links from now on
+
+
+def test_a_lean_so_that_does_not_load_is_linked_again_by_the_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "_direct_links", {})
+    obj, name = _object_file(tmp_path)
+    if toolchain.direct_link_command("/o.so", obj, _LIBS) is None:
+        pytest.skip(f"{toolchain.linker()} does not name its linker")
+    monkeypatch.setattr(compiler, "_loads", lambda so: False)  # as if a symbol did not bind in this process
+    so = tmp_path / "f.so"
+    assert compiler.Link(str(so), obj, _LIBS).wait() is None
+    assert "libc.so" in subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True).stdout  # driver
+    assert toolchain.direct_link_command(str(so), obj, _LIBS) is None
 
 
 def test_link_errors_are_the_drivers(tmp_path, monkeypatch):
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
     bad = tmp_path / "bad.o"
     bad.write_bytes(b"not an object file")
-    error = compiler.Link(str(tmp_path / "bad.so"), str(bad), _FLAGS).wait()
+    error = compiler.Link(str(tmp_path / "bad.so"), str(bad), _LIBS).wait()
     assert error and "bad.o" in error
 
 
@@ -124,9 +143,9 @@ def test_without_a_compiler_there_is_no_direct_command(tmp_path, monkeypatch):
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CC", "false")
     monkeypatch.setattr(toolchain, "_direct_links", {})
-    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+    assert toolchain.direct_link_command("/o.so", "/i.o", _LIBS) is None
     monkeypatch.setenv("CC", "no-such-compiler-tfn")
-    assert toolchain.direct_link_command("/o.so", "/i.o", _FLAGS) is None
+    assert toolchain.direct_link_command("/o.so", "/i.o", _LIBS) is None
 
 
 def _level(fn, *args):
