@@ -61,6 +61,17 @@ def test_matmul_fast_path_sizes():
     assert "vector.contract" in f.get_concrete_function(*arrays, bt).ir("bufferized")
 
 
+def test_matmul_worker_splits():
+    """Big matmuls are split over the workers by panels (B padded, packed per worker; batched with an odd batch) or
+    by rows; one whose rows and panels are both odd counts of tiles runs on one thread. All equal NumPy."""
+    shapes = [((100, 100), (100, 250)), ((256, 128), (128, 160)), ((3, 64, 96), (3, 96, 256)), ((120, 192), (192, 96))]
+    arrays = [RNG.random(s, dtype=np.float32) - 0.5 for pair in shapes for s in pair]
+    f = tfn.function(lambda *ab: [tfn.matmul(a, b) for a, b in zip(ab[::2], ab[1::2])])
+    for got, a, b in zip(f(*arrays), arrays[::2], arrays[1::2]):
+        assert_close(got.numpy(), a @ b)
+    assert f.get_concrete_function(*arrays).ir("bufferized").count("scf.forall") == 3
+
+
 def test_matmul_dynamic_and_empty_shapes_take_the_generic_path():
     spec = [tfn.TensorSpec([None, 96], tfn.float32), tfn.TensorSpec([96, None], tfn.float32)]
     f = tfn.function(lambda a, b: tfn.matmul(a, b), input_signature=spec)
@@ -95,7 +106,9 @@ CONVS = [((1, 9, 9, 3), (3, 3, 3, 4), (1, 1), "VALID", (1, 1)),
          ((2, 10, 11, 3), (3, 2, 3, 5), (2, 2), "SAME", (1, 1)),
          ((1, 12, 12, 4), (3, 3, 4, 2), (1, 1), "SAME", (2, 2)),
          ((1, 30, 41, 20), (3, 3, 20, 36), (1, 1), "VALID", (1, 1)),    # packed fast path, ow not a multiple of 8
-         ((1, 31, 29, 17), (3, 3, 17, 40), (2, 1), "SAME", (1, 1))]     # packed fast path, strided, padded
+         ((1, 31, 29, 17), (3, 3, 17, 40), (2, 1), "SAME", (1, 1)),     # packed fast path, strided, padded
+         ((2, 20, 30, 7), (2, 3, 7, 40), (1, 1), "VALID", (2, 2)),      # packed, rows on one thread, dilated
+         ((3, 20, 20, 16), (3, 3, 16, 24), (1, 1), "SAME", (1, 1))]     # packed, rows on the workers, batch 3
 
 
 def test_conv2d_eager_and_compiled_match_the_reference():

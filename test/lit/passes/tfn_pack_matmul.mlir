@@ -11,7 +11,7 @@ func.func @matmul(%a: tensor<100x70xf32>, %b: tensor<70x130xf32>) -> tensor<100x
   // CHECK: tensor.pad %{{.*}} low[0, 0] high[4, 2]
   // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
   // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<104x72xf32>, tensor<5x72x32xf32>) outs(%{{.*}} : tensor<104x5x32xf32>)
-  // CHECK-SAME: tfn.kernel = "contract", tfn.tiles = [array<i64: 104, 1, 72, 0>, array<i64: 8, 1, 4, 0>]
+  // CHECK-SAME: tfn.kernel = "contract", tfn.tiles = [array<i64: 104, 5, 72, 0>, array<i64: 8, 1, 4, 0>]
   // CHECK: arith.mulf
   // CHECK: arith.addf
   // CHECK: tensor.collapse_shape {{.*}} into tensor<104x160xf32>
@@ -23,17 +23,70 @@ func.func @matmul(%a: tensor<100x70xf32>, %b: tensor<70x130xf32>) -> tensor<100x
   return %2 : tensor<100x130xf32>
 }
 
-// A convolution: one contraction per filter tap over a strided slice of the padded input.
+// Big enough for the workers (2 * 64 * 256 * 128 flops): split by panels, 4 of the 8 per worker, and the cache tiles
+// are those of one worker's part.
+// CHECK-LABEL: func.func @matmul_split
+func.func @matmul_split(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
+  // CHECK: linalg.generic
+  // CHECK-SAME: tfn.kernel = "contract", tfn.split = array<i64: 0, 4, 0, 0>, tfn.tiles = [array<i64: 64, 4, 128, 0>, array<i64: 8, 1, 4, 0>]
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<64x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %2 : tensor<64x256xf32>
+}
+
+// A convolution, one output row (n, oh) at a time on the workers: per row a fill, then per filter tap a
+// contraction of 32 output pixels (4 register tiles of 8) and one of the 6 left over (ow = 38), each reading a
+// slice of input row oh + kh (the input is not padded: 20 channels are a multiple of KR), accumulating into the row.
 // CHECK-LABEL: func.func @conv
 func.func @conv(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>) -> tensor<1x28x38x36xf32> {
+  // CHECK-NOT: tensor.pad %arg0
   // CHECK: linalg.pack {{.*}} -> tensor<3x3x2x20x32xf32>
-  // CHECK-COUNT-9: tfn.kernel = "contract"
+  // CHECK: scf.forall (%[[N:.*]], %[[OH:.*]]) in (1, 28) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<1x28x38x2x32xf32>)
+  // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[N]], %[[OH]], 0, 0, 0] [1, 1, 38, 2, 32] {{.*}} to tensor<38x2x32xf32>
+  // CHECK: linalg.fill {tfn.kernel = "fill", tfn.tiles = [array<i64: 2, 1, 0>]} {{.*}} outs(%[[ROW]] : tensor<38x2x32xf32>)
+  // CHECK: tensor.extract_slice %arg0[%[[N]], %[[OH]], 0, 0] [1, 1, 32, 20] [1, 1, 1, 1] : tensor<1x30x40x20xf32> to tensor<32x20xf32>
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x20xf32>, tensor<2x20x32xf32>) outs(%{{.*}} : tensor<32x2x32xf32>)
+  // CHECK-SAME: tfn.tiles = [array<i64: 32, 2, 20, 0>, array<i64: 8, 1, 4, 0>]
+  // CHECK: tensor.extract_slice %arg0[%[[N]], %[[OH]], 32, 0] [1, 1, 6, 20] [1, 1, 1, 1] : tensor<1x30x40x20xf32> to tensor<6x20xf32>
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6x2x32xf32>)
+  // CHECK-SAME: tfn.tiles = [array<i64: 6, 2, 20, 0>, array<i64: 6, 1, 4, 0>]
+  // CHECK-COUNT-16: tfn.kernel = "contract"
+  // CHECK-NOT: tfn.kernel = "contract"
+  // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[OH]], 0, 0, 0] [1, 1, 38, 2, 32]
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<1x28x38x64xf32>
   // CHECK: tensor.extract_slice {{.*}} to tensor<1x28x38x36xf32>
   %cst = arith.constant 0.0 : f32
   %0 = tensor.empty() : tensor<1x28x38x36xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x30x40x20xf32>, tensor<3x3x20x36xf32>) outs(%1 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
   return %2 : tensor<1x28x38x36xf32>
+}
+
+// A strided, dilated convolution too small for the workers: its rows are an scf.for nest; input rows oh * 2 + 2 kh,
+// columns 2 ow + 2 kw (stride 2 in the slice); 7 channels padded to 8.
+// CHECK-LABEL: func.func @conv_strided
+func.func @conv_strided(%x: tensor<2x21x30x7xf32>, %w: tensor<2x3x7x40xf32>) -> tensor<2x10x13x40xf32> {
+  // CHECK: tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 0, 1]
+  // CHECK-NOT: scf.forall
+  // CHECK: scf.for %[[N:.*]] = {{.*}} iter_args
+  // CHECK: scf.for %[[OH:.*]] = {{.*}} iter_args
+  // CHECK: %[[R:.*]] = arith.muli %[[OH]], %c2
+  // CHECK: tensor.extract_slice %{{.*}}[%[[N]], %[[R]], 0, 0] [1, 1, 8, 8] [1, 1, 2, 1] : tensor<2x21x30x8xf32> to tensor<8x8xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[%[[N]], %[[R]], 16, 0] [1, 1, 5, 8] [1, 1, 2, 1] : tensor<2x21x30x8xf32> to tensor<5x8xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[%[[N]], %[[R]], 2, 0] [1, 1, 8, 8] [1, 1, 2, 1]
+  // CHECK: tensor.extract_slice %{{.*}}[%[[N]], %[[R]], 4, 0] [1, 1, 8, 8] [1, 1, 2, 1]
+  // CHECK: %[[R1:.*]] = arith.addi %{{.*}}, %c2
+  // CHECK: tensor.extract_slice %{{.*}}[%[[N]], %[[R1]], 0, 0] [1, 1, 8, 8] [1, 1, 2, 1]
+  // CHECK: scf.yield
+  // CHECK: scf.yield
+  // CHECK-NOT: scf.forall
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<2x10x13x40xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x10x13x40xf32>) -> tensor<2x10x13x40xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x21x30x7xf32>, tensor<2x3x7x40xf32>) outs(%1 : tensor<2x10x13x40xf32>) -> tensor<2x10x13x40xf32>
+  return %2 : tensor<2x10x13x40xf32>
 }
 
 // Small, dynamic or non-f32 products stay as they are.

@@ -1,14 +1,19 @@
 // RUN: tfn-opt %s --tfn-pack-matmul --tfn-vectorize-kernels | FileCheck %s
 
 // The tagged pack, fill and contraction are tiled into static tiles and vectorised; no linalg op and no tag is
-// left, the 8x32 accumulator stays in registers (iter_args) across the k loop, and no vector is larger than a tile.
+// left, the register tiles loop over panels, then 8-row blocks, then k (GotoBLAS order: one panel of B stays in L1),
+// the 8x32 accumulator stays in registers (iter_args) across the k loop, and no vector is larger than a tile.
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.pack
 // CHECK-NOT: tfn.kernel
 // CHECK: scf.for
 // CHECK: vector.transfer_read {{.*}} : tensor<72x5x32xf32>, vector<4x32xf32>
-// CHECK: scf.for {{.*}} -> (tensor<104x1x32xf32>, vector<8x1x32xf32>)
+// CHECK: tensor.pad
+// CHECK: scf.for {{.*}} to %c5 step %c1
+// CHECK-NEXT: scf.for {{.*}} to %c104 step %c8
+// CHECK-NEXT: vector.transfer_read
+// CHECK-NEXT: scf.for {{.*}} to %c72 step %c4 {{.*}} -> (tensor<104x5x32xf32>, vector<8x1x32xf32>)
 // CHECK: vector.contract
 // CHECK-NOT: vector<{{[0-9][0-9][0-9]+}}
 // CHECK: return
@@ -18,4 +23,37 @@ func.func @matmul(%a: tensor<100x70xf32>, %b: tensor<70x130xf32>) -> tensor<100x
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<100x130xf32>) -> tensor<100x130xf32>
   %2 = linalg.matmul ins(%a, %b : tensor<100x70xf32>, tensor<70x130xf32>) outs(%1 : tensor<100x130xf32>) -> tensor<100x130xf32>
   return %2 : tensor<100x130xf32>
+}
+
+// A convolution's contractions already run inside its row forall: they are vectorised but not split again.
+// CHECK-LABEL: func.func @conv
+// CHECK: scf.forall
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.generic
+// CHECK: vector.contract
+// CHECK: return
+func.func @conv(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>) -> tensor<1x28x38x36xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<1x28x38x36xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x30x40x20xf32>, tensor<3x3x20x36xf32>) outs(%1 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  return %2 : tensor<1x28x38x36xf32>
+}
+
+// A big matmul is split over the workers by panels (tfn.split): each forall iteration packs its half of B, fills its
+// half of the accumulator and computes it; nothing runs before the forall.
+// CHECK-LABEL: func.func @matmul_split
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.forall (%[[W:.*]]) in (2) shared_outs(%{{.*}}) -> (tensor<64x8x32xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<128x4x32xf32>, vector<4x32xf32>
+// CHECK: vector.transfer_write %cst, {{.*}} : vector<8x1x32xf32>, tensor<64x4x32xf32>
+// CHECK: vector.contract
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice {{.*}} : tensor<64x4x32xf32> into tensor<64x8x32xf32>
+func.func @matmul_split(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<64x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %2 : tensor<64x256xf32>
 }
