@@ -1,10 +1,11 @@
 """tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels on MLIR's async runtime.
 
-Upstream passes only: scf-forall-to-parallel, async-parallel-for (WORKERS threads, one task per forall iteration:
-min-task-size=1, since each forall already has exactly one iteration per worker), async-to-async-runtime, the
-reference-counting passes and convert-async-to-llvm. They run only on modules holding an scf.forall:
-convert-async-to-llvm declares the whole runtime API in every module it sees, and a compiled library that calls
-the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM in a new process.
+Upstream passes only: scf-forall-to-parallel, async-parallel-for (WORKERS threads, min-task-size=1: most foralls
+have exactly one iteration per worker; the convolution's loop over output rows has one per row and is cut into
+blocks of rows by async-parallel-for itself), async-to-async-runtime, the reference-counting passes and
+convert-async-to-llvm. They run only on modules holding an scf.forall: convert-async-to-llvm declares the whole
+runtime API in every module it sees, and a compiled library that calls the runtime links libmlir_async_runtime.so
+(runtime/compiler.py), which loads libLLVM in a new process.
 """
 from mlir.passmanager import PassManager
 

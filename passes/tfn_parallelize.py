@@ -11,7 +11,7 @@ Matmul and convolution contractions are split by tfn-vectorize-kernels instead (
 from mlir import ir
 
 from tfn.passes.registry import register
-from tfn.passes.tfn_vectorize_kernels import apply_schedule
+from tfn.passes.tfn_vectorize_kernels import apply_schedule, named_sequence
 from tfn.passes.walk import collect
 
 WORKERS = 2            # this machine's cores; each forall gets one iteration per worker
@@ -89,10 +89,7 @@ def schedule_text(splits):
                   f": ({_ANY}) -> {_ANY}",
                   f"%t{i}, %f{i} = transform.structured.tile_using_forall %op{i} num_threads [{threads}] "
                   f": ({_ANY}) -> ({_ANY}, {_ANY})"]
-    inner = "\n    ".join(lines)
-    return ("module attributes {transform.with_named_sequence} {\n"
-            f"  transform.named_sequence @tfn_kernels(%root: {_ANY} {{transform.readonly}}) {{\n    {inner}\n"
-            "    transform.yield\n  }\n}")
+    return named_sequence(lines)
 
 
 @register("tfn-parallelize", "Tile big static linalg generic/reduce/transpose/broadcast ops on tensors into an "

@@ -17,7 +17,7 @@ handles them at memory speed already. Runs after tfn-parallelize, so a split op 
 from mlir import ir
 
 from tfn.passes.registry import register
-from tfn.passes.tfn_vectorize_kernels import apply_schedule
+from tfn.passes.tfn_vectorize_kernels import apply_schedule, named_sequence
 from tfn.passes.walk import collect
 
 LANES = 64         # f32: four AVX-512 registers per vector op, independent chains to hide the FMA latency
@@ -90,10 +90,7 @@ def schedule_text(ops):
     lines += [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
               f"transform.apply_patterns to %f {{\n      transform.apply_patterns.vector.lower_masked_transfers\n"
               f"    }} : {_ANY}"]
-    inner = "\n    ".join(lines)
-    return ("module attributes {transform.with_named_sequence} {\n"
-            f"  transform.named_sequence @tfn_kernels(%root: {_ANY} {{transform.readonly}}) {{\n    {inner}\n"
-            "    transform.yield\n  }\n}")
+    return named_sequence(lines)
 
 
 @register("tfn-vectorize-elementwise", "Tile compute-heavy elementwise linalg.generic ops on tensors into loops "

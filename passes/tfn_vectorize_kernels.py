@@ -108,7 +108,12 @@ def schedule_text(kernels):
              "  transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers",
              f"}} : {_ANY}",
              f"transform.apply_cse to %f : {_ANY}"] + hoists
-    inner = "\n    ".join(body)
+    return named_sequence(body)
+
+
+def named_sequence(lines):
+    """A transform module whose named sequence @tfn_kernels (on %root, the module) runs `lines`."""
+    inner = "\n    ".join(lines)
     return ("module attributes {transform.with_named_sequence} {\n"
             f"  transform.named_sequence @tfn_kernels(%root: {_ANY} {{transform.readonly}}) {{\n    {inner}\n"
             "    transform.yield\n  }\n}")
