@@ -17,6 +17,22 @@ def uses_async_runtime(llvm_module):
                for op in llvm_module.body.operations)
 
 
+def _needs_runner_utils(llvm_module):
+    """Whether the module calls a function this process cannot resolve yet (not libc/libm, nor the async runtime
+    when loaded): one of MLIR's runner utils, such as memrefCopy.
+
+    Only then is libmlir_c_runner_utils handed to the JIT, which loads it, with libMLIR and libLLVM, into the
+    process's global symbol scope: a TensorFlow imported afterwards then binds its own LLVM's calls to ours and
+    aborts (an LLVM assertion in its command-line option registry)."""
+    process = ctypes.CDLL(None)
+    for op in llvm_module.body.operations:
+        if op.name == "llvm.func" and not op.regions[0].blocks:
+            name = op.attributes["sym_name"].value
+            if not name.startswith("mlirAsyncRuntime") and not hasattr(process, name):
+                return True
+    return False
+
+
 def build_shared_object(llvm_module, opt_level=3):
     """Code-generate `llvm_module` (LLVM dialect) and link it into a new .so; returns its path."""
     work = cache.scratch_dir()
@@ -25,8 +41,8 @@ def build_shared_object(llvm_module, opt_level=3):
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
     try:
-        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=[toolchain.C_RUNNER_UTILS],
-                                 enable_pic=True)
+        jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(llvm_module) else []
+        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
         engine.dump_to_object_file(obj)
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)

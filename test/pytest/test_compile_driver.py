@@ -3,6 +3,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -197,3 +198,16 @@ def test_O0_and_O3_code_give_identical_results(name, monkeypatch):
     at_o0, at_o3 = results
     assert at_o0.dtype == at_o3.dtype and at_o0.shape == at_o3.shape
     assert np.array_equal(at_o0, at_o3, equal_nan=at_o0.dtype.kind == "f"), (at_o0, at_o3)
+
+
+def test_compiling_keeps_llvm_out_of_the_global_symbol_scope(tmp_path):
+    """A TensorFlow imported after tfn compiled binds its LLVM calls to any LLVM in the global scope and aborts:
+    a function needing no runner utils must not put libLLVM there (in a new process: nothing loaded before)."""
+    code = ("import ctypes, tfn\n"
+            "f = tfn.function(lambda x: tfn.tanh(x) * 2.0)\n"
+            "assert f(tfn.constant([1.0, 2.0])).shape == (2,)\n"
+            "print(hasattr(ctypes.CDLL(None), 'LLVMContextCreate'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, TFN_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
