@@ -11,7 +11,7 @@ Matmul and convolution contractions are split by tfn-vectorize-kernels instead (
 from mlir import ir
 
 from tfn.passes.registry import register
-from tfn.passes.tfn_vectorize_kernels import apply_schedule, named_sequence
+from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
 WORKERS = 2            # this machine's cores; each forall gets one iteration per worker
@@ -85,8 +85,7 @@ def schedule_text(splits):
     lines = []
     for i, d, n in splits:
         threads = ", ".join(str(WORKERS if k == d else 0) for k in range(n))
-        lines += [f"%op{i} = transform.structured.match attributes {{tfn.parallel_id = {i} : i64}} in %root "
-                  f": ({_ANY}) -> {_ANY}",
+        lines += [match_tagged(f"%op{i}", "tfn.parallel_id", i),
                   f"%t{i}, %f{i} = transform.structured.tile_using_forall %op{i} num_threads [{threads}] "
                   f": ({_ANY}) -> ({_ANY}, {_ANY})"]
     return named_sequence(lines)

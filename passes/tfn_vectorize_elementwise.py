@@ -17,7 +17,7 @@ handles them at memory speed already. Runs after tfn-parallelize, so a split op 
 from mlir import ir
 
 from tfn.passes.registry import register
-from tfn.passes.tfn_vectorize_kernels import apply_schedule, named_sequence
+from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
 LANES = 64         # f32: four AVX-512 registers per vector op, independent chains to hide the FMA latency
@@ -81,8 +81,7 @@ def schedule_text(ops):
         sizes = ", ".join(["1"] * (n - 1) + [str(LANES)])
         loops = n
         outs = f"%t{i}, %l{i}:{loops}" if loops > 1 else f"%t{i}, %l{i}"
-        lines += [f"%op{i} = transform.structured.match attributes {{tfn.vec_id = {i} : i64}} in %root "
-                  f": ({_ANY}) -> {_ANY}",
+        lines += [match_tagged(f"%op{i}", "tfn.vec_id", i),
                   f"{outs} = transform.structured.tile_using_for %op{i} tile_sizes [{sizes}] "
                   f": ({_ANY}) -> ({', '.join([_ANY] * (loops + 1))})",
                   f"transform.structured.vectorize %t{i} vector_sizes [{sizes}] : {_ANY}"]

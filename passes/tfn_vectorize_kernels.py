@@ -111,6 +111,11 @@ def schedule_text(kernels):
     return named_sequence(body)
 
 
+def match_tagged(handle, attr, i):
+    """The transform line binding `handle` to the op whose i64 attribute `attr` is i."""
+    return f"{handle} = transform.structured.match attributes {{{attr} = {i} : i64}} in %root : ({_ANY}) -> {_ANY}"
+
+
 def named_sequence(lines):
     """A transform module whose named sequence @tfn_kernels (on %root, the module) runs `lines`."""
     inner = "\n    ".join(lines)
