@@ -35,7 +35,7 @@ def _tile(handle, sizes, name, order=None):
 
 
 def _match(i):
-    return f"%op{i} = transform.structured.match attributes {{tfn.kernel_id = {i} : i64}} in %root : ({_ANY}) -> {_ANY}"
+    return match_tagged(f"%op{i}", "tfn.kernel_id", i)
 
 
 def _pack_lines(i, handle, tiles):

@@ -11,13 +11,18 @@ from tfn.dialects.errors import CompileError
 from tfn.runtime import cache, toolchain
 
 
-def uses_async_runtime(llvm_module):
+def _declared_functions(llvm_module):
+    """Names of the functions the module calls but does not define (resolved at link and load time)."""
+    return [op.attributes["sym_name"].value for op in llvm_module.body.operations
+            if op.name == "llvm.func" and not op.regions[0].blocks]
+
+
+def _uses_async_runtime(declared):
     """Whether the module calls MLIR's async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
-    return any(op.name == "llvm.func" and op.attributes["sym_name"].value.startswith("mlirAsyncRuntime")
-               for op in llvm_module.body.operations)
+    return any(name.startswith("mlirAsyncRuntime") for name in declared)
 
 
-def _needs_runner_utils(llvm_module):
+def _needs_runner_utils(declared):
     """Whether the module calls a function this process cannot resolve yet (not libc/libm, nor the async runtime
     when loaded): one of MLIR's runner utils, such as memrefCopy.
 
@@ -25,23 +30,19 @@ def _needs_runner_utils(llvm_module):
     process's global symbol scope: a TensorFlow imported afterwards then binds its own LLVM's calls to ours and
     aborts (an LLVM assertion in its command-line option registry)."""
     process = ctypes.CDLL(None)
-    for op in llvm_module.body.operations:
-        if op.name == "llvm.func" and not op.regions[0].blocks:
-            name = op.attributes["sym_name"].value
-            if not name.startswith("mlirAsyncRuntime") and not hasattr(process, name):
-                return True
-    return False
+    return any(not name.startswith("mlirAsyncRuntime") and not hasattr(process, name) for name in declared)
 
 
 def build_shared_object(llvm_module, opt_level=3):
     """Code-generate `llvm_module` (LLVM dialect) and link it into a new .so; returns its path."""
     work = cache.scratch_dir()
     obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
-    async_runtime = uses_async_runtime(llvm_module)
+    declared = _declared_functions(llvm_module)
+    async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
     try:
-        jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(llvm_module) else []
+        jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
         engine.dump_to_object_file(obj)
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
