@@ -10,18 +10,10 @@ from tfn import (  # noqa: F401
     nn,
     types,
 )
-from tfn.array_ops import (  # noqa: F401
-    broadcast_to,
-    concat,
-    expand_dims,
-    reshape,
-    squeeze,
-    stack,
-    transpose,
-    unstack,
-)
 from tfn.config import executing_eagerly  # noqa: F401
-from tfn.control_flow import cond, while_loop  # noqa: F401
+from tfn.core.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
+from tfn.core.tensor_shape import TensorShape  # noqa: F401
+from tfn.core.tensor_spec import TensorSpec  # noqa: F401
 from tfn.dtypes import (  # noqa: F401
     DType,
     as_dtype,
@@ -38,10 +30,20 @@ from tfn.dtypes import (  # noqa: F401
     string,
     uint8,
 )
-from tfn.fill_ops import fill, one_hot, ones, ones_like, range, zeros, zeros_like  # noqa: F401
-from tfn.function import ConcreteFunction, PolymorphicFunction, function  # noqa: F401
-from tfn.linalg_ops import matmul  # noqa: F401
-from tfn.math_ops import (  # noqa: F401
+from tfn.ops.array_ops import (  # noqa: F401
+    broadcast_to,
+    concat,
+    expand_dims,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+    unstack,
+)
+from tfn.ops.control_flow import cond, while_loop  # noqa: F401
+from tfn.ops.fill_ops import fill, one_hot, ones, ones_like, range, zeros, zeros_like  # noqa: F401
+from tfn.ops.linalg_ops import matmul  # noqa: F401
+from tfn.ops.math_ops import (  # noqa: F401
     abs,
     add,
     cast,
@@ -72,10 +74,9 @@ from tfn.math_ops import (  # noqa: F401
     truediv,
     where,
 )
-from tfn.module import Module  # noqa: F401
-from tfn.print_ops import print  # noqa: F401,A004
-from tfn.py_function import py_function  # noqa: F401
-from tfn.reduction_ops import (  # noqa: F401
+from tfn.ops.print_ops import print  # noqa: F401,A004
+from tfn.ops.py_function import py_function  # noqa: F401
+from tfn.ops.reduction_ops import (  # noqa: F401
     argmax,
     argmin,
     reduce_all,
@@ -86,14 +87,13 @@ from tfn.reduction_ops import (  # noqa: F401
     reduce_prod,
     reduce_sum,
 )
-from tfn.scatter_ops import tensor_scatter_nd_update  # noqa: F401
-from tfn.shape_ops import rank, shape, size  # noqa: F401
-from tfn.slicing_ops import gather  # noqa: F401
-from tfn.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
-from tfn.tensor_array import TensorArray  # noqa: F401
-from tfn.tensor_shape import TensorShape  # noqa: F401
-from tfn.tensor_spec import TensorSpec  # noqa: F401
-from tfn.variables import Variable, init_scope  # noqa: F401
+from tfn.ops.scatter_ops import tensor_scatter_nd_update  # noqa: F401
+from tfn.ops.shape_ops import rank, shape, size  # noqa: F401
+from tfn.ops.slicing_ops import gather  # noqa: F401
+from tfn.ops.tensor_array import TensorArray  # noqa: F401
+from tfn.state.module import Module  # noqa: F401
+from tfn.state.variables import Variable, init_scope  # noqa: F401
+from tfn.tracing.function import ConcreteFunction, PolymorphicFunction, function  # noqa: F401
 
 divide = truediv
 

@@ -1,5 +1,5 @@
 """`tfn.config`: run tfn.functions eagerly (for debugging) and ask whether code runs eagerly."""
-from tfn import graph as graph_mod
+from tfn.core import graph as graph_mod
 
 _RUN_EAGERLY = [False]
 

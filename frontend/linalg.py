@@ -1,2 +1,2 @@
 """`tfn.linalg`: linear algebra under TensorFlow's names."""
-from tfn.linalg_ops import matmul  # noqa: F401
+from tfn.ops.linalg_ops import matmul  # noqa: F401

@@ -1,5 +1,5 @@
 """`tfn.math`: math functions under TensorFlow's names."""
-from tfn.math_ops import (  # noqa: F401
+from tfn.ops.math_ops import (  # noqa: F401
     abs,
     add,
     cos,
@@ -34,7 +34,7 @@ from tfn.math_ops import (  # noqa: F401
     tanh,
     truediv,
 )
-from tfn.reduction_ops import (  # noqa: F401
+from tfn.ops.reduction_ops import (  # noqa: F401
     argmax,
     argmin,
     reduce_all,

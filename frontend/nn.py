@@ -1,6 +1,6 @@
 """`tfn.nn`: neural-network ops under TensorFlow's names (conv2d)."""
-from tfn.api import op_api
-from tfn.dispatch import apply, tensors
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply, tensors
 
 
 def _pair(value, what):

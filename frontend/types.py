@@ -2,10 +2,10 @@
 import sys
 import types as _pytypes
 
-from tfn.function import ConcreteFunction, PolymorphicFunction
-from tfn.tensor_spec import TensorSpec
-from tfn.trace import PlaceholderContext, TraceType
-from tfn.trace_type import FunctionType
+from tfn.core.tensor_spec import TensorSpec
+from tfn.tracing.function import ConcreteFunction, PolymorphicFunction
+from tfn.tracing.trace import PlaceholderContext, TraceType
+from tfn.tracing.trace_type import FunctionType
 
 # A module object (not a package folder) so `tfn.types.experimental.X` and
 # `from tfn.types.experimental import X` both work without a new entry in pyproject.toml.

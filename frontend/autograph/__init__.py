@@ -10,8 +10,8 @@ import types
 from tfn.autograph import experimental  # noqa: F401
 from tfn.autograph.conversion import ConversionError, convert, converted_call, function_source  # noqa: F401
 from tfn.autograph.operators import AutoGraphWarning  # noqa: F401
+from tfn.core.graph import _TFN_DIRS
 from tfn.dialects.errors import OpError
-from tfn.graph import _TFN_DIRS
 
 # Exceptions of these classes are the user's errors: their tracebacks omit tfn's own frames (as TF's filtering).
 # Set TFN_TRACEBACK_FILTERING=0 to see every frame.

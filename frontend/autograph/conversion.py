@@ -9,8 +9,8 @@ import types
 import warnings
 import weakref
 
-from tfn import graph as graph_mod
 from tfn.autograph import bytecode, operators, transformer
+from tfn.core import graph as graph_mod
 
 # Code outside user code: tfn itself, the standard library and installed packages are called unconverted.
 _LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")

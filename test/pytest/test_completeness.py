@@ -4,7 +4,7 @@ import pytest
 from opcheck import assert_close
 
 import tfn
-from tfn.api import OP_API
+from tfn.core.api import OP_API
 from tfn.dialects.optable import OPS
 from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern)
 from tfn.passes.lowering.common import PATTERNS

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tfn
-from tfn.control_flow import build_if, build_while
+from tfn.ops.control_flow import build_if, build_while
 
 HERE = os.path.basename(__file__)
 Pair = collections.namedtuple("Pair", "a b")

@@ -5,7 +5,7 @@ import weakref
 import pytest
 
 import tfn as tf
-from tfn import trace_type
+from tfn.tracing import trace_type
 from tfn.types.experimental import FunctionType, TensorSpec, TraceType
 
 Point = collections.namedtuple("Point", "x y")

@@ -1,7 +1,7 @@
 """`concrete.inference_fn`: a trace's compiled code called on flat tensors, without binding (TF's AtomicFunction)."""
+from tfn.core.tensor import Tensor
+from tfn.core.tensor_spec import shape_is_subtype
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.tensor import Tensor
-from tfn.tensor_spec import shape_is_subtype
 
 
 class AtomicFunction:

@@ -6,9 +6,9 @@ top-level op (named like its symbolic tensors: `add`, `add_1`; typed with TF's o
 `"split:1"` for its second. Ops nested in a control-flow op's regions are part of that op's node; values
 those regions read from outside become the node's inputs.
 """
+from tfn.core.tensor import SymbolicTensor
 from tfn.dialects import optable
 from tfn.dialects.types import TensorType
-from tfn.tensor import SymbolicTensor
 
 
 class NodeDef:

@@ -1,8 +1,8 @@
 """Public math functions (`tfn.math.*` and their top-level aliases)."""
 from tfn import dtypes
-from tfn.api import op_api
-from tfn.dispatch import apply, tensors
-from tfn.tensor import TensorBase, convert_to_tensor
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply, tensors
+from tfn.core.tensor import TensorBase, convert_to_tensor
 
 
 def _unary(name):
@@ -103,4 +103,4 @@ def _is_tensor(x):
     return isinstance(x, TensorBase)
 
 
-from tfn.linalg_ops import matmul  # noqa: E402,F401  (TensorBase.__matmul__ calls math_ops.matmul)
+from tfn.ops.linalg_ops import matmul  # noqa: E402,F401  (TensorBase.__matmul__ calls math_ops.matmul)

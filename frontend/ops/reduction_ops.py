@@ -2,10 +2,10 @@
 import numpy as np
 
 from tfn import dtypes
-from tfn.api import op_api
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply
+from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dispatch import apply
-from tfn.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 
 
 def _static_ints(axis, what):

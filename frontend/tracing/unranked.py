@@ -10,10 +10,10 @@ parameter shows its specialised shape (`shape=(None, None)` at rank 2; TF shows 
 """
 import numpy as np
 
-from tfn import trace_type
+from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import OpError
-from tfn.function import ConcreteFunction, _input_maker
-from tfn.tensor_spec import TensorSpec
+from tfn.tracing import trace_type
+from tfn.tracing.function import ConcreteFunction, _input_maker
 
 _PROBE_RANKS = (0, 1, 2, 3, 4)
 

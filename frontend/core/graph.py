@@ -12,12 +12,12 @@ from mlir.dialects import func
 import tfn.dialects
 import tfn.passes
 import tfn.runtime
+from tfn.core.tensor import SymbolicTensor
+from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
 from tfn.dialects.errors import InaccessibleTensorError
 from tfn.dialects.types import TensorType
-from tfn.tensor import SymbolicTensor
-from tfn.tensor_spec import TensorSpec
 
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
@@ -209,12 +209,12 @@ class FuncGraph:
 
     def as_graph_def(self):
         """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""
-        from tfn import graph_def
+        from tfn.core import graph_def
         return graph_def.as_graph_def(self)
 
     def get_operations(self):
         """The trace's nodes as Operations (`.name`, `.type`, `.inputs`, `.outputs`), in program order."""
-        from tfn import graph_def
+        from tfn.core import graph_def
         return graph_def.get_operations(self)
 
     def finish(self, outputs):

@@ -2,9 +2,9 @@
 import numpy as np
 
 from tfn import dtypes
-from tfn.api import op_api
+from tfn.core.api import op_api
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import OperatorNotAllowedInGraphError
-from tfn.tensor_shape import TensorShape
 
 
 class TensorBase:
@@ -121,12 +121,12 @@ class TensorBase:
     __hash__ = None  # as TF 2: elementwise `==` makes tensors unhashable (use id() or .ref())
 
     def __getitem__(self, key):
-        from tfn import array_ops
+        from tfn.ops import array_ops
         return array_ops.getitem(self, key)
 
 
 def _math():
-    from tfn import math_ops
+    from tfn.ops import math_ops
     return math_ops
 
 

@@ -1,13 +1,13 @@
 """Run one op of the table: eagerly through its NumPy kernel, or into the current trace."""
 import numpy as np
 
-from tfn import graph as graph_mod
-from tfn import leaks
+from tfn.core import graph as graph_mod
+from tfn.core import leaks
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects import optable
 from tfn.dialects.errors import OpError
 from tfn.dialects.types import TensorType
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.variables import Variable
+from tfn.state.variables import Variable
 
 
 def _check_scope(t, g):

@@ -6,13 +6,13 @@ or eager tensors); use zeros_like/ones_like for the shape of a tensor with dynam
 import numpy as np
 
 from tfn import dtypes
-from tfn import graph as graph_mod
-from tfn.api import op_api
+from tfn.core import graph as graph_mod
+from tfn.core.api import op_api
+from tfn.core.dispatch import _apply_symbolic, apply
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import optable
-from tfn.dispatch import _apply_symbolic, apply
-from tfn.math_ops import cast
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.tensor_shape import TensorShape
+from tfn.ops.math_ops import cast
 
 
 def _static_shape(shape, op):

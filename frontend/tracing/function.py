@@ -8,17 +8,20 @@ import weakref
 import numpy as np
 from mlir import ir
 
-from tfn import graph as graph_mod
-from tfn import leaks, nest, trace_type, variables
+from tfn import nest
 from tfn.config import _RUN_EAGERLY
+from tfn.core import graph as graph_mod
+from tfn.core import leaks
+from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import CompileError, UnimplementedError
 from tfn.dialects.types import TensorType
 from tfn.passes import pipelines, registry
 from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
 from tfn.runtime.executable import Executable
-from tfn.tensor import SymbolicTensor, Tensor, constant
-from tfn.tensor_spec import TensorSpec
+from tfn.state import variables
+from tfn.tracing import trace_type
 
 _PLAIN_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _SCALARS = frozenset((int, float, bool, str, bytes, type(None), complex))
@@ -72,7 +75,7 @@ class ConcreteFunction:
         self._call_keys = set()  # exact argument keys of __call__ that bound without conversion
         self._stage_text = {}
         self._out_dtypes = [t.dtype for t in graph_output_types(graph)]
-        # State (frontend/variables.py): arrays of captured inputs appended to the arguments', and setters of
+        # State (frontend/state/variables.py): arrays of captured inputs appended to the arguments', and setters of
         # the variables whose new values follow the user's results; a first trace that creates variables runs
         # once first as `_initializer`, to initialise those whose initial value it computes.
         self._capture_sources = variables.capture_sources(graph)
@@ -90,7 +93,7 @@ class ConcreteFunction:
     @property
     def inference_fn(self):
         """The compiled code as a callable on the flat input tensors, without binding (TF's AtomicFunction)."""
-        from tfn import atomic
+        from tfn.tracing import atomic
         return atomic.AtomicFunction(self)
 
     def ir(self, stage="tfn"):
@@ -424,7 +427,7 @@ class PolymorphicFunction:
     def _trace(self, ftype, input_maker=None, register=True):
         """A new ConcreteFunction for `ftype` (kept in this function's traces if `register`)."""
         if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
-            from tfn import unranked  # (it subclasses ConcreteFunction)
+            from tfn.tracing import unranked  # (it subclasses ConcreteFunction)
             return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
         graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates

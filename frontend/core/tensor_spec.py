@@ -1,7 +1,7 @@
 """TensorSpec: the type of a tensor argument, with unknown dimensions as None."""
 from tfn import dtypes
-from tfn.tensor_shape import TensorShape
-from tfn.trace import TraceType
+from tfn.core.tensor_shape import TensorShape
+from tfn.tracing.trace import TraceType
 
 
 class TensorSpec(TraceType):
@@ -58,7 +58,7 @@ class TensorSpec(TraceType):
 
     def placeholder_value(self, placeholder_context=None):
         """A new input of the graph being traced (`placeholder_context.graph`, else the current one)."""
-        from tfn import graph as graph_mod
+        from tfn.core import graph as graph_mod
         from tfn.dialects.types import TensorType
         g = getattr(placeholder_context, "graph", None) or graph_mod.current()
         if g is None:

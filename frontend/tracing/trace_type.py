@@ -13,12 +13,13 @@ import weakref
 
 import numpy as np
 
-from tfn import graph as graph_mod
-from tfn import leaks, nest
+from tfn import nest
+from tfn.core import graph as graph_mod
+from tfn.core import leaks
+from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor_spec import TensorSpec, shape_is_subtype
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.tensor import SymbolicTensor, Tensor, constant
-from tfn.tensor_spec import TensorSpec, shape_is_subtype
-from tfn.trace import PlaceholderContext, TraceType
+from tfn.tracing.trace import PlaceholderContext, TraceType
 
 _CALLER_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _PRIMITIVES = (int, float, bool, str, bytes, complex, type(None))

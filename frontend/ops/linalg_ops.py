@@ -1,6 +1,6 @@
 """Public linear algebra functions: `tfn.matmul` (also `tfn.linalg.matmul` and the `@` operator)."""
-from tfn.api import op_api
-from tfn.dispatch import apply, tensors
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply, tensors
 
 
 @op_api("matmul")

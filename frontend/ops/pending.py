@@ -10,7 +10,7 @@ branch's type there, with zeros as its value: the do_return flag keeps those zer
 import numpy as np
 
 from tfn import nest
-from tfn.tensor import Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import Tensor, TensorBase, convert_to_tensor
 
 
 class PendingRead(UnboundLocalError):

@@ -11,9 +11,9 @@ As in TF2, clear_after_read is accepted and ignored, and unwritten elements read
 import numpy as np
 
 from tfn import dtypes
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.tensor_shape import TensorShape
 
 
 def _ops():

@@ -1,7 +1,7 @@
 """`tfn.tensor_scatter_nd_update`: a copy of a tensor with slices replaced (TF's TensorScatterUpdate)."""
-from tfn.api import op_api
-from tfn.dispatch import apply
-from tfn.tensor import convert_to_tensor
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply
+from tfn.core.tensor import convert_to_tensor
 
 
 @op_api("tensor_scatter_update")

@@ -11,12 +11,12 @@ from mlir import ir
 from mlir.dialects import func as func_d
 
 from tfn import dtypes
-from tfn import graph as graph_mod
+from tfn.core import graph as graph_mod
+from tfn.core.tensor import Tensor, convert_to_tensor
+from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering.callbacks import declare_site
-from tfn.tensor import Tensor, convert_to_tensor
-from tfn.tensor_spec import TensorSpec
-from tfn.variables import Variable
+from tfn.state.variables import Variable
 
 
 def _specs(Tout):

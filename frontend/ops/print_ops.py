@@ -2,13 +2,13 @@
 import pprint
 import sys
 
-from tfn import graph as graph_mod
 from tfn import nest
-from tfn.api import op_api
+from tfn.core import graph as graph_mod
+from tfn.core.api import op_api
+from tfn.core.tensor import TensorBase
 from tfn.dialects import optable
 from tfn.dialects.ops_print import STREAMS
-from tfn.tensor import TensorBase
-from tfn.variables import Variable
+from tfn.state.variables import Variable
 
 _PLACEHOLDER = "\x00tfn-tensor\x00"
 

@@ -5,14 +5,14 @@ NumPy arrays or eager tensors. A symbolic tensor there raises TypeError.
 """
 import numpy as np
 
-from tfn.api import op_api
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply, tensors
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops_shape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.types import TensorType
-from tfn.dispatch import apply, tensors
-from tfn.slicing_ops import getitem  # noqa: F401  (x[...] on tensors)
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.tensor_shape import TensorShape
+from tfn.ops.slicing_ops import getitem  # noqa: F401  (x[...] on tensors)
 
 
 def _not_symbolic(value, what, op):
@@ -108,7 +108,7 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 @op_api("concat")
 def concat(values, axis, name="concat"):
     """The tensors in `values` joined along an existing `axis` (a pairwise `tfn.concat` chain)."""
-    from tfn.math_ops import identity
+    from tfn.ops.math_ops import identity
 
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     if not values:

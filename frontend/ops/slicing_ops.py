@@ -8,10 +8,10 @@ when the function runs. Slice steps must be known when the function is traced.
 import numpy as np
 
 from tfn import dtypes
-from tfn.api import op_api
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dispatch import apply
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 
 _LIMIT = 2 ** 62  # Python ints beyond this are clamped: no dim is that large, and attributes are int64
 

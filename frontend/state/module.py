@@ -2,7 +2,7 @@
 import re
 
 from tfn import nest
-from tfn.variables import Variable
+from tfn.state.variables import Variable
 
 
 class Module:

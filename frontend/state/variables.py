@@ -13,12 +13,12 @@ import itertools
 import numpy as np
 
 from tfn import dtypes, nest
-from tfn import graph as graph_mod
+from tfn.core import graph as graph_mod
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 from tfn.dialects.types import TensorType
-from tfn.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.tensor_shape import TensorShape
-from tfn.trace import TraceType
+from tfn.tracing.trace import TraceType
 
 SINGLETON_MESSAGE = (
     "tfn.function only supports singleton tfn.Variables created on the first call. Make sure the tfn.Variable "

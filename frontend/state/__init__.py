@@ -1,0 +1,1 @@
+"""State: tfn.Variable, tfn.init_scope and tfn.Module."""

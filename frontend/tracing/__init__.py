@@ -1,0 +1,1 @@
+"""tfn.function: trace types, polymorphic and concrete functions, and their compiled code."""
