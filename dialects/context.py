@@ -4,7 +4,7 @@ import threading
 from mlir import ir
 from mlir.dialects import irdl
 
-from tfn.dialects import irdl_gen, ops  # noqa: F401  (ops fills the table)
+from tfn.dialects import irdl_gen, ops, types  # noqa: F401  (ops fills the table)
 
 _lock = threading.Lock()
 _shared = None
@@ -38,7 +38,9 @@ def shared_context():
     if _shared is None:
         with _lock:
             if _shared is None:
-                _shared = new_context(all_dialects=False)
+                ctx = new_context(all_dialects=False)
+                types.keep_types_in(ctx)
+                _shared = ctx
     return _shared
 
 

@@ -36,7 +36,7 @@ class TensorType:
 
     def to_mlir(self):
         """The `tensor<...>` MLIR type (needs an active Context)."""
-        if not _context().is_shared(ir.Context.current):
+        if _shared_context is None or ir.Context.current is not _shared_context:
             return ir.Type.parse(self.mlir_str())
         key = (self.shape, self.dtype)
         t = _SHARED_TYPES.get(key)
@@ -51,19 +51,17 @@ class TensorType:
         return TensorType(shape, dtypes.as_dtype(str(t.element_type)))
 
 
-# Each TensorType's MLIR type in the shared context (dialects/context.py), which lives as long as the process:
-# parsing one costs more than a tenth of tracing an elementwise op. Other contexts parse each time (a type
-# keeps its context alive).
+# Each TensorType's MLIR type in the shared context (dialects/context.py names it here when it makes it), which
+# lives as long as the process: parsing one costs more than a tenth of tracing an elementwise op. Other contexts
+# parse each time (a type keeps its context alive).
 _SHARED_TYPES = {}
-_context_module = []
+_shared_context = None
 
 
-def _context():
-    """tfn.dialects.context, imported on first use (it imports the op table, which imports this module)."""
-    if not _context_module:
-        from tfn.dialects import context
-        _context_module.append(context)
-    return _context_module[0]
+def keep_types_in(ctx):
+    """Let `to_mlir` remember the types it parses in `ctx` (the shared context: it is never destroyed)."""
+    global _shared_context
+    _shared_context = ctx
 
 
 def element_type(dtype):

@@ -93,7 +93,8 @@ from tfn.ops.slicing_ops import gather  # noqa: F401
 from tfn.ops.tensor_array import TensorArray  # noqa: F401
 from tfn.state.module import Module  # noqa: F401
 from tfn.state.variables import Variable, init_scope  # noqa: F401
-from tfn.tracing.function import ConcreteFunction, PolymorphicFunction, function  # noqa: F401
+from tfn.tracing.function import ConcreteFunction  # noqa: F401
+from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
 divide = truediv
 

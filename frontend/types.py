@@ -3,7 +3,8 @@ import sys
 import types as _pytypes
 
 from tfn.core.tensor_spec import TensorSpec
-from tfn.tracing.function import ConcreteFunction, PolymorphicFunction
+from tfn.tracing.function import ConcreteFunction
+from tfn.tracing.polymorphic import PolymorphicFunction
 from tfn.tracing.trace import PlaceholderContext, TraceType
 from tfn.tracing.trace_type import FunctionType
 

@@ -5,6 +5,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from tfn.dialects import context as dialect_context
+from tfn.passes.pipelines import PIPELINES
 
 PASSES = {}
 
@@ -62,13 +63,14 @@ def split_pipeline(text):
 
 
 def _ensure_loaded():
-    from tfn.passes import all_passes  # noqa: F401  (registers every tfn pass and pipeline)
+    # start-up cost: the passes (~20 modules) load when a pipeline first runs, not at `import tfn`; each registers
+    # itself on import.
+    from tfn.passes import all_passes  # noqa: F401
 
 
 def add_to(pm, pipeline):
     """Append a textual pipeline to a PassManager; tfn pass and pipeline names are expanded here."""
     _ensure_loaded()
-    from tfn.passes.pipelines import PIPELINES
     for element in split_pipeline(pipeline):
         name = element.split("{", 1)[0].strip()
         if name in PIPELINES:

@@ -4,17 +4,7 @@ import os
 import tempfile
 
 from tfn.runtime import toolchain
-
-
-def cache_dir():
-    """TFN_CACHE_DIR, or <user cache dir>/tfn; None when TFN_CACHE_DIR=off."""
-    env = os.environ.get("TFN_CACHE_DIR")
-    if env == "off":
-        return None
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tfn")
+from tfn.runtime.cachedir import cache_dir, private_dir
 
 
 def key(ir_text, pipeline, options=""):
@@ -24,11 +14,6 @@ def key(ir_text, pipeline, options=""):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
-
-
-def _private_dir(path):
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
 
 
 def _digest(path):
@@ -61,7 +46,7 @@ def store(k, built_path):
     so, sig = os.path.join(d, k + ".so"), os.path.join(d, k + ".sha256")
     digest = _digest(built_path)
     try:
-        _private_dir(d)
+        private_dir(d)
         fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
     except OSError:  # an unwritable cache: use the artifact uncached
         return built_path
@@ -74,38 +59,11 @@ def store(k, built_path):
     return so
 
 
-def read_memo(name):
-    """The short text `write_memo` remembered under `name` (a value derived from files it names), or None."""
-    d = cache_dir()
-    if d is None:
-        return None
-    try:
-        with open(os.path.join(d, name + ".memo")) as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def write_memo(name, text):
-    """Remember `text` under `name`, atomically; nothing happens when the cache is off or unwritable."""
-    d = cache_dir()
-    if d is None:
-        return
-    try:
-        _private_dir(d)
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, os.path.join(d, name + ".memo"))
-    except OSError:
-        pass
-
-
 def scratch_dir():
     """A private directory for building artifacts (inside the cache so that renames stay atomic)."""
     d = cache_dir()
     try:
-        base = _private_dir(os.path.join(d, "tmp")) if d else None
+        base = private_dir(os.path.join(d, "tmp")) if d else None
     except OSError:  # an unwritable cache: build in the system's temporary directory, store() keeps it there
         base = None
     return tempfile.mkdtemp(prefix="build-", dir=base)

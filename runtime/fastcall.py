@@ -17,6 +17,8 @@ import sysconfig
 import threading
 import time
 
+import numpy as np
+
 from tfn.runtime import cache, toolchain
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fastcall.c")
@@ -94,7 +96,6 @@ def _advance():
 
 def _key(source):
     """The cache key of the built extension: its source, the Python ABI, NumPy's version and the compiler."""
-    import numpy as np
     h = hashlib.sha256(source)
     abi = importlib.machinery.EXTENSION_SUFFIXES[0]  # names the ABI, like sysconfig's SOABI (1 ms to load)
     for part in (sys.version, abi, np.__version__, toolchain.linker()):
@@ -104,7 +105,6 @@ def _key(source):
 
 def _start_build(k):
     """Start compiling the extension in a scratch dir: (k, process, so path, scratch), or None."""
-    import numpy as np
     work = cache.scratch_dir()
     so = os.path.join(work, "fastcall.so")
     cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-o", so, _SOURCE,

@@ -1,4 +1,5 @@
 """Where the MLIR/LLVM wheels keep their libraries and tools."""
+import ctypes
 import functools
 import hashlib
 import os
@@ -7,6 +8,10 @@ import subprocess
 import sys
 
 import mlir.execution_engine as _ee
+
+import tfn.dialects
+import tfn.passes
+from tfn.runtime import cachedir
 
 SITE = os.path.dirname(os.path.dirname(os.path.abspath(_ee.__file__)))
 MLIR_LIB = os.path.join(SITE, "mlir", "lib")
@@ -21,14 +26,11 @@ def load_async_runtime():
 
     Not passed to ExecutionEngine as a shared lib: the engine's destructor would destroy the runtime's default
     instance (`__mlir_execution_engine_destroy`), which the .so we keep running still uses."""
-    import ctypes
     return ctypes.CDLL(ASYNC_RUNTIME, mode=os.RTLD_GLOBAL)
 
 
 def _source_files():
     """(name relative to its package, path) of each .py file of the dialect and its passes, in a fixed order."""
-    import tfn.dialects
-    import tfn.passes
     out = []
     for pkg in (tfn.dialects, tfn.passes):
         root = os.path.dirname(os.path.abspath(pkg.__file__))
@@ -44,11 +46,10 @@ def _source_digest():
 
     Reading every file costs ~1 ms of a new process's first call, so the digest is remembered in the cache
     under a stamp of the files' names, sizes and modification times (what Python's .pyc check relies on)."""
-    from tfn.runtime import cache
     files = _source_files()
     stats = [(rel, os.stat(path)) for rel, path in files]
     stamp = hashlib.sha256(repr([(rel, st.st_size, st.st_mtime_ns) for rel, st in stats]).encode()).hexdigest()
-    memo = cache.read_memo("source-" + stamp[:32])
+    memo = cachedir.read_memo("source-" + stamp[:32])
     if memo is not None and len(memo) == 16 and all(c in "0123456789abcdef" for c in memo):
         return memo
     h = hashlib.sha256()
@@ -56,7 +57,7 @@ def _source_digest():
         with open(path, "rb") as f:
             h.update(rel.encode() + b"\0" + f.read())
     digest = h.hexdigest()[:16]
-    cache.write_memo("source-" + stamp[:32], digest)
+    cachedir.write_memo("source-" + stamp[:32], digest)
     return digest
 
 
@@ -126,8 +127,7 @@ def forget_direct_link():
     _direct_links[cc] = None
     stamp = _link_stamp(cc)
     if stamp is not None:
-        from tfn.runtime import cache
-        cache.write_memo(stamp, "null")
+        cachedir.write_memo(stamp, "null")
 
 
 def _link_stamp(cc):
@@ -145,13 +145,12 @@ def _link_stamp(cc):
 
 def _lean_linker(cc):
     """(ld, libgcc) as compiler cc names them, remembered in the artifact cache; None if it cannot."""
-    import json  # only when a function is compiled, not at `import tfn`
+    import json  # start-up cost: only when a function is compiled, not at `import tfn`
 
-    from tfn.runtime import cache
     stamp = _link_stamp(cc)
     if stamp is None:
         return None
-    memo = cache.read_memo(stamp)
+    memo = cachedir.read_memo(stamp)
     if memo is not None:
         try:
             found = json.loads(memo)
@@ -160,7 +159,7 @@ def _lean_linker(cc):
         if found is None or (isinstance(found, list) and len(found) == 2 and all(map(os.path.isabs, found))):
             return found and tuple(found)
     found = _ask_compiler(cc)
-    cache.write_memo(stamp, json.dumps(found and list(found)))
+    cachedir.write_memo(stamp, json.dumps(found and list(found)))
     return found
 
 

@@ -75,9 +75,8 @@ def _plain(fn):
 def _instantiate(fn, code):
     """A function of the converted code with the original's globals, defaults and closure cells (so nonlocal
     writes and later rebinding of free variables are shared with the original)."""
-    from tfn.autograph import ag
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    closure = tuple(types.CellType(ag) if n == transformer.AG else cells.get(n, types.CellType())
+    closure = tuple(types.CellType(AG_NAMESPACE) if n == transformer.AG else cells.get(n, types.CellType())
                     for n in code.co_freevars)
     out = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     out.__kwdefaults__ = fn.__kwdefaults__
@@ -265,6 +264,14 @@ def _call_target(f):
         conv = convert(call)
         return f if conv is call else types.MethodType(conv, f)
     return f
+
+
+# The namespace converted code sees as `ag__`: the operators and converted_call.
+AG_NAMESPACE = types.SimpleNamespace(
+    converted_call=converted_call, Undefined=operators.Undefined, UndefinedReturnValue=operators.UndefinedReturnValue,
+    and_=operators.and_, autograph_artifact=operators.autograph_artifact, for_stmt=operators.for_stmt,
+    if_exp=operators.if_exp, if_stmt=operators.if_stmt, not_=operators.not_, or_=operators.or_,
+    retval=operators.retval, while_stmt=operators.while_stmt)
 
 
 def function_source(fn):

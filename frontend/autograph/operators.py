@@ -6,11 +6,14 @@ import warnings
 import weakref
 
 import numpy as np
+from mlir import ir
 
 from tfn import nest
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.dialects.types import TensorType
 from tfn.ops import control_flow as cf
+from tfn.ops import math_ops, shape_ops
 from tfn.ops.pending import Pending, PendingRead
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
@@ -158,7 +161,6 @@ def if_exp(cond, if_true, if_false):
     """`if_true() if cond else if_false()`; a tensor condition selects elementwise (tfn.where)."""
     if not _staged(cond):
         return if_true() if cond else if_false()
-    from tfn.ops import math_ops
     a, b = if_true(), if_false()
     try:
         return nest.map_structure(lambda x, y: math_ops.where(cond, *_same_kind(x, y)), a, b)
@@ -183,7 +185,6 @@ def and_(a, b):
     x = a()
     if not _staged(x):
         return x and b()
-    from tfn.ops import math_ops
     return math_ops.logical_and(x, b())
 
 
@@ -192,7 +193,6 @@ def or_(a, b):
     x = a()
     if not _staged(x):
         return x or b()
-    from tfn.ops import math_ops
     return math_ops.logical_or(x, b())
 
 
@@ -200,7 +200,6 @@ def not_(x):
     """`not x`; tfn.logical_not on a tensor."""
     if not _staged(x):
         return not x
-    from tfn.ops import math_ops
     return math_ops.logical_not(x)
 
 
@@ -354,7 +353,6 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
 
 def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, loop_local):
     """Loop over a tensor's first dimension (or the values of a tfn.range) with a hidden counter."""
-    from tfn.ops import math_ops
     bounds = _range_bounds(x)
     if bounds is not None:
         start, limit, delta = bounds
@@ -377,8 +375,7 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, l
     x = _symbolic(x)
     n = x._shape[0]
     if n is None:  # counted when the loop runs
-        from tfn.ops.shape_ops import shape
-        n = shape(x)[0]
+        n = shape_ops.shape(x)[0]
     counter = (_symbolic(convert_to_tensor(0)), lambda k: (x[k], k + 1))
     _staged_loop(lambda k: _and_extra(math_ops.less(k, n), extra_test), body, get_state, set_state, names, opts,
                  where, counter, loop_local)
@@ -387,7 +384,6 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, l
 def _and_extra(c, extra_test):
     if extra_test is None:
         return c
-    from tfn.ops import math_ops
     return math_ops.logical_and(c, extra_test())
 
 
@@ -404,7 +400,6 @@ def _known_value(t):
     owner = t._mlir.owner
     if getattr(owner, "name", None) != "tfn.constant":
         return None
-    from mlir import ir
     attr = owner.attributes["value"]
     for kind, scalar in ((ir.DenseIntElementsAttr, ir.IntegerAttr), (ir.DenseFPElementsAttr, ir.FloatAttr)):
         try:
@@ -432,7 +427,6 @@ def _range_bounds(x):
     owner = x._mlir.owner
     if getattr(owner, "name", None) != "tfn.range":
         return None
-    from tfn.dialects.types import TensorType
     g = graph_mod.current()
     return tuple(SymbolicTensor(o, TensorType.from_mlir(o.type), g, f"{x.name}/{i}")
                  for i, o in enumerate(owner.operands))

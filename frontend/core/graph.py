@@ -3,7 +3,6 @@ import contextlib
 import os
 import re
 import sys
-import threading
 import weakref
 
 from mlir import ir
@@ -12,6 +11,8 @@ from mlir.dialects import func
 import tfn.dialects
 import tfn.passes
 import tfn.runtime
+from tfn.core import graph_def, graph_stack
+from tfn.core.graph_stack import current  # noqa: F401  (callers ask graph.current() for the graph being traced)
 from tfn.core.tensor import SymbolicTensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects import attrs as attr_codec
@@ -22,14 +23,7 @@ from tfn.dialects.types import TensorType
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                   for m in (sys.modules["tfn"], tfn.dialects, tfn.passes, tfn.runtime))
-_state = threading.local()
 _EAGER_CONST_THRESHOLD = 128  # TF's: larger eager tensors closed over by a function are captured as inputs
-
-
-def current():
-    """The innermost graph being traced on this thread, or None when executing eagerly."""
-    stack = getattr(_state, "stack", None)
-    return stack[-1] if stack else None
 
 
 def user_stacklevel():
@@ -99,15 +93,13 @@ class FuncGraph:
         self.ip = ir.InsertionPoint(self.block)
 
     def __enter__(self):
-        if not hasattr(_state, "stack"):
-            _state.stack = []
-        _state.stack.append(self)
+        graph_stack.push(self)
         self.ctx.__enter__()
         return self
 
     def __exit__(self, *exc):
         self.ctx.__exit__(*exc)
-        _state.stack.pop()
+        graph_stack.pop()
         return False
 
     def unique_name(self, base):
@@ -209,12 +201,10 @@ class FuncGraph:
 
     def as_graph_def(self):
         """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""
-        from tfn.core import graph_def
         return graph_def.as_graph_def(self)
 
     def get_operations(self):
         """The trace's nodes as Operations (`.name`, `.type`, `.inputs`, `.outputs`), in program order."""
-        from tfn.core import graph_def
         return graph_def.get_operations(self)
 
     def finish(self, outputs):

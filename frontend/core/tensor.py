@@ -8,7 +8,8 @@ from tfn.dialects.errors import OperatorNotAllowedInGraphError
 
 
 class TensorBase:
-    """The operator surface shared by eager and symbolic tensors (each operator is a tfn op)."""
+    """The operator surface shared by eager and symbolic tensors (each operator is a tfn op, installed by its
+    ops module)."""
 
     __slots__ = ()
     __array_priority__ = 100  # NumPy defers to our operators: np_array + tensor -> tensor
@@ -24,110 +25,12 @@ class TensorBase:
     def get_shape(self):
         return self.shape
 
-    def __add__(self, other):
-        return _math().add(self, other)
-
-    def __radd__(self, other):
-        return _math().add(other, self)
-
-    def __sub__(self, other):
-        return _math().subtract(self, other)
-
-    def __rsub__(self, other):
-        return _math().subtract(other, self)
-
-    def __mul__(self, other):
-        return _math().multiply(self, other)
-
-    def __rmul__(self, other):
-        return _math().multiply(other, self)
-
-    def __truediv__(self, other):
-        return _math().truediv(self, other)
-
-    def __rtruediv__(self, other):
-        return _math().truediv(other, self)
-
-    def __floordiv__(self, other):
-        return _math().floordiv(self, other)
-
-    def __rfloordiv__(self, other):
-        return _math().floordiv(other, self)
-
-    def __mod__(self, other):
-        return _math().floormod(self, other)
-
-    def __rmod__(self, other):
-        return _math().floormod(other, self)
-
-    def __pow__(self, other):
-        return _math().pow(self, other)
-
-    def __rpow__(self, other):
-        return _math().pow(other, self)
-
-    def __matmul__(self, other):
-        return _math().matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _math().matmul(other, self)
-
-    def __neg__(self):
-        return _math().negative(self)
-
     def __pos__(self):
         return self
 
-    def __abs__(self):
-        return _math().abs(self)
-
-    def __invert__(self):
-        return _math().logical_not(self)
-
-    def __and__(self, other):
-        return _math().logical_and(self, other)
-
-    def __rand__(self, other):
-        return _math().logical_and(other, self)
-
-    def __or__(self, other):
-        return _math().logical_or(self, other)
-
-    def __ror__(self, other):
-        return _math().logical_or(other, self)
-
-    def __lt__(self, other):
-        return _math().less(self, other)
-
-    def __le__(self, other):
-        return _math().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _math().greater(self, other)
-
-    def __ge__(self, other):
-        return _math().greater_equal(self, other)
-
-    def __eq__(self, other):
-        if other is None:
-            return False
-        return _math().equal(self, other)
-
-    def __ne__(self, other):
-        if other is None:
-            return True
-        return _math().not_equal(self, other)
-
     __hash__ = None  # as TF 2: elementwise `==` makes tensors unhashable (use id() or .ref())
-
-    def __getitem__(self, key):
-        from tfn.ops import array_ops
-        return array_ops.getitem(self, key)
-
-
-def _math():
-    from tfn.ops import math_ops
-    return math_ops
+    # The other operators are ops: the modules defining those ops install them here (math_ops: arithmetic,
+    # comparisons and logic; linalg_ops: `@`; slicing_ops: `x[key]`), so `import tfn` installs them all.
 
 
 class Tensor(TensorBase):

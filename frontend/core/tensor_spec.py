@@ -1,6 +1,8 @@
 """TensorSpec: the type of a tensor argument, with unknown dimensions as None."""
 from tfn import dtypes
+from tfn.core import graph_stack
 from tfn.core.tensor_shape import TensorShape
+from tfn.dialects.types import TensorType
 from tfn.tracing.trace import TraceType
 
 
@@ -58,9 +60,7 @@ class TensorSpec(TraceType):
 
     def placeholder_value(self, placeholder_context=None):
         """A new input of the graph being traced (`placeholder_context.graph`, else the current one)."""
-        from tfn.core import graph as graph_mod
-        from tfn.dialects.types import TensorType
-        g = getattr(placeholder_context, "graph", None) or graph_mod.current()
+        g = getattr(placeholder_context, "graph", None) or graph_stack.current()
         if g is None:
             raise ValueError(f"{self!r}.placeholder_value() needs a tfn.function trace in progress")
         if self._shape.rank is None:

@@ -12,7 +12,7 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops_shape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.types import TensorType
-from tfn.ops.slicing_ops import getitem  # noqa: F401  (x[...] on tensors)
+from tfn.ops.math_ops import identity
 
 
 def _not_symbolic(value, what, op):
@@ -108,8 +108,6 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 @op_api("concat")
 def concat(values, axis, name="concat"):
     """The tensors in `values` joined along an existing `axis` (a pairwise `tfn.concat` chain)."""
-    from tfn.ops.math_ops import identity
-
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     if not values:
         raise ValueError("List argument 'values' to 'ConcatV2' Op with length 0 shorter than minimum length 2.")

@@ -20,6 +20,7 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.types import TensorType
+from tfn.ops import math_ops
 from tfn.ops.pending import Pending, ZerosOf, fill_one_side, zeros
 
 _SCALARS = (bool, int, float, complex, np.generic, np.ndarray)
@@ -87,7 +88,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 def _bounded(cond, body_fn, lv, inv, names, maximum_iterations):
     """cond/body/loop vars with a leading iteration counter that stops the loop at maximum_iterations."""
-    from tfn.ops import math_ops
     limit = convert_to_tensor(maximum_iterations)
     if limit.dtype not in (dtypes.int32, dtypes.int64) or limit.ndim:
         raise TypeError(f"maximum_iterations must be a scalar int32 or int64, got {maximum_iterations!r}")

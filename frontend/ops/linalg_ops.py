@@ -1,6 +1,7 @@
 """Public linear algebra functions: `tfn.matmul` (also `tfn.linalg.matmul` and the `@` operator)."""
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
+from tfn.core.tensor import TensorBase
 
 
 @op_api("matmul")
@@ -14,3 +15,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     a, b = tensors(a, b)
     attrs = {"transpose_a": bool(transpose_a or adjoint_a), "transpose_b": bool(transpose_b or adjoint_b)}
     return apply("matmul", [a, b], attrs)
+
+
+TensorBase.__matmul__ = lambda self, other: matmul(self, other)
+TensorBase.__rmatmul__ = lambda self, other: matmul(other, self)

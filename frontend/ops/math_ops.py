@@ -3,6 +3,7 @@ from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import TensorBase, convert_to_tensor
+from tfn.dialects.rules import same_dtype
 
 
 def _unary(name):
@@ -69,7 +70,6 @@ def truediv(x, y, name=None):
     dt = x.dtype
     if dt.is_integer or dt.is_bool:
         if y.dtype is not dt:
-            from tfn.dialects.rules import same_dtype
             same_dtype("RealDiv", [x, y])
         to = dtypes.float64 if dt in (dtypes.int32, dtypes.int64) else dtypes.float32
         x, y = cast(x, to), cast(y, to)
@@ -103,4 +103,40 @@ def _is_tensor(x):
     return isinstance(x, TensorBase)
 
 
-from tfn.ops.linalg_ops import matmul  # noqa: E402,F401  (TensorBase.__matmul__ calls math_ops.matmul)
+# --- Python's operators on tensors --------------------------------------------------------------------------
+
+def _operator(fn, reflected):
+    """A TensorBase operator method: `self <op> other` calls fn(self, other); reflected, fn(other, self)."""
+    if reflected:
+        def method(self, other):
+            return fn(other, self)
+    else:
+        def method(self, other):
+            return fn(self, other)
+    return method
+
+
+def _eq(self, other):
+    return False if other is None else equal(self, other)
+
+
+def _ne(self, other):
+    return True if other is None else not_equal(self, other)
+
+
+def _install_operators():
+    """Install the arithmetic, comparison and logical operators on TensorBase (each calls its op)."""
+    binary = {"add": add, "sub": subtract, "mul": multiply, "truediv": truediv, "floordiv": floordiv,
+              "mod": floormod, "pow": pow, "and": logical_and, "or": logical_or}
+    for name, fn in binary.items():
+        setattr(TensorBase, f"__{name}__", _operator(fn, False))
+        setattr(TensorBase, f"__r{name}__", _operator(fn, True))
+    for name, fn in {"lt": less, "le": less_equal, "gt": greater, "ge": greater_equal}.items():
+        setattr(TensorBase, f"__{name}__", _operator(fn, False))
+    TensorBase.__eq__, TensorBase.__ne__ = _eq, _ne
+    TensorBase.__neg__ = lambda self: negative(self)
+    TensorBase.__abs__ = lambda self: abs(self)
+    TensorBase.__invert__ = lambda self: logical_not(self)
+
+
+_install_operators()

@@ -11,6 +11,7 @@ import numpy as np
 
 from tfn import nest
 from tfn.core.tensor import Tensor, TensorBase, convert_to_tensor
+from tfn.dialects.types import TensorType
 
 
 class PendingRead(UnboundLocalError):
@@ -110,5 +111,4 @@ def zeros(ttype):
 
 
 def _type(t):
-    from tfn.dialects.types import TensorType
     return TensorType(t._shape, t._dtype)

@@ -6,6 +6,7 @@ from tfn.core.api import op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects.ops_shape_of import check_out_type
+from tfn.ops.reduction_ops import reduce_prod
 
 
 def _out_type(out_type):
@@ -23,7 +24,6 @@ def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
     x, dt = convert_to_tensor(input), _out_type(out_type)
     if None not in x._shape:
         return convert_to_tensor(np.prod(x._shape, dtype=np.int64).astype(dt.np), dt)
-    from tfn.ops.reduction_ops import reduce_prod
     return reduce_prod(shape(x, dt))
 
 

@@ -142,3 +142,4 @@ def _spec(x, items):
 
 
 op_api("strided_slice")(getitem)
+TensorBase.__getitem__ = getitem  # x[key] on every tensor

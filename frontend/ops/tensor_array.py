@@ -11,14 +11,17 @@ As in TF2, clear_after_read is accepted and ignored, and unwritten elements read
 import numpy as np
 
 from tfn import dtypes
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import InvalidArgumentError
-
-
-def _ops():
-    import tfn
-    return tfn
+from tfn.ops.array_ops import concat, expand_dims, reshape
+from tfn.ops.control_flow import while_loop
+from tfn.ops.fill_ops import zeros, zeros_like
+from tfn.ops.math_ops import add, cast, less, maximum
+from tfn.ops.reduction_ops import reduce_max
+from tfn.ops.scatter_ops import tensor_scatter_nd_update
+from tfn.ops.shape_ops import shape
+from tfn.ops.slicing_ops import gather
 
 
 def _static_int(x):
@@ -46,7 +49,7 @@ class TensorArray:
         size = 0 if size is None else size
         if isinstance(size, TensorBase) and (size.ndim or not size.dtype.is_integer):
             raise ValueError(f"TensorArray size must be a scalar int32, got {size!r}")
-        self._size = _static_int(size) if _static_int(size) is not None else _ops().cast(size, dtypes.int32)
+        self._size = _static_int(size) if _static_int(size) is not None else cast(size, dtypes.int32)
         self._cap = None  # the buffer's leading dim as an int32 tensor (dynamic_size only)
 
     # --- properties ------------------------------------------------------------------------------------
@@ -121,7 +124,7 @@ class TensorArray:
             raise ValueError("a TensorArray whose size is computed at run time needs a static element_shape= and "
                              "a first write outside a loop")
         cap = max(rows, 1) if self._dynamic_size else rows
-        self._buffer = _ops().zeros((cap,) + self._element_shape, self._dtype)
+        self._buffer = zeros((cap,) + self._element_shape, self._dtype)
         if self._dynamic_size:
             self._size = convert_to_tensor(rows, dtypes.int32)
             self._cap = convert_to_tensor(cap, dtypes.int32)
@@ -172,20 +175,18 @@ class TensorArray:
                 raise InvalidArgumentError(f"Tried to write to index {known} but array is not resizeable and size "
                                            f"is: {size}")
         else:
-            ta._grow(_ops().add(_ops().cast(i, dtypes.int32), 1))
-        tfn = _ops()
-        ta._buffer = tfn.tensor_scatter_nd_update(ta._buffer, tfn.reshape(tfn.cast(i, dtypes.int32), [1, 1]),
-                                                  tfn.expand_dims(value, 0))
+            ta._grow(add(cast(i, dtypes.int32), 1))
+        ta._buffer = tensor_scatter_nd_update(ta._buffer, reshape(cast(i, dtypes.int32), [1, 1]),
+                                                  expand_dims(value, 0))
         return ta
 
     def _grow(self, need):
         """Double the buffer until it holds `need` rows (int32 tensor); the size becomes max(size, need)."""
-        tfn = _ops()
         inv = ((None,) + self._element_shape, None)
-        self._buffer, self._cap = tfn.while_loop(
-            lambda b, c: tfn.less(c, need), lambda b, c: (tfn.concat([b, tfn.zeros_like(b)], 0), c * 2),
+        self._buffer, self._cap = while_loop(
+            lambda b, c: less(c, need), lambda b, c: (concat([b, zeros_like(b)], 0), c * 2),
             (self._buffer, self._cap), shape_invariants=inv)
-        self._size = tfn.maximum(self._size, need)
+        self._size = maximum(self._size, need)
 
     def read(self, index, name=None):
         """Element `index` (zeros if never written); an index past the size raises InvalidArgumentError."""
@@ -194,8 +195,8 @@ class TensorArray:
         if known is not None and size is not None and not 0 <= known < size:
             raise InvalidArgumentError(f"Tried to read from index {known} but array size is: {size}")
         if self._buffer is None:
-            return _ops().zeros(self._full_element_shape("read"), self._dtype)
-        return _ops().gather(self._stacked(), i)
+            return zeros(self._full_element_shape("read"), self._dtype)
+        return gather(self._stacked(), i)
 
     def _full_element_shape(self, what):
         if self._element_shape is None or None in self._element_shape:
@@ -207,14 +208,14 @@ class TensorArray:
         """All elements stacked into one tensor of shape [size, *element_shape]."""
         if self._buffer is None:
             rows = _static_int(self._size)
-            return _ops().zeros((rows,) + self._full_element_shape("stack"), self._dtype)
+            return zeros((rows,) + self._full_element_shape("stack"), self._dtype)
         return self._stacked()
 
     def gather(self, indices, name=None):
         """The elements at `indices`, stacked."""
         if self._buffer is None:
-            return _ops().gather(self.stack(), indices)
-        return _ops().gather(self._stacked(), indices)
+            return gather(self.stack(), indices)
+        return gather(self._stacked(), indices)
 
     def concat(self, name=None):
         """All elements joined along their first dimension: shape [size * d0, *element_shape[1:]]."""
@@ -224,7 +225,7 @@ class TensorArray:
             raise ValueError("Concatenating scalars in a TensorArray is unsupported; stack them instead")
         if None in elem[1:]:
             raise ValueError(f"concat needs the element shape after its first dim known, got {TensorShape(elem)}")
-        return _ops().reshape(stacked, [-1] + elem[1:])
+        return reshape(stacked, [-1] + elem[1:])
 
     def unstack(self, value, name=None):
         """A TensorArray whose elements are the slices of `value` along its first dimension."""
@@ -244,7 +245,6 @@ class TensorArray:
     def scatter(self, indices, value, name=None):
         """A TensorArray with element indices[j] set to value[j]."""
         value = self._value_of(value, "scatter")
-        tfn = _ops()
         idx = convert_to_tensor(indices)
         if idx.ndim != 1 or idx.dtype not in (dtypes.int32, dtypes.int64):
             raise TypeError(f"TensorArray scatter indices must be a vector of int32/int64, got {indices!r}")
@@ -252,10 +252,10 @@ class TensorArray:
         ta._element_shape = self._check_shape(value.shape[1:], "scatter into the TensorArray")
         if ta._buffer is None:
             ta._allocate()
-        idx = tfn.cast(idx, dtypes.int32)
+        idx = cast(idx, dtypes.int32)
         if ta._dynamic_size:
-            ta._grow(tfn.add(tfn.reduce_max(tfn.concat([idx, tfn.constant([-1])], 0)), 1))
-        ta._buffer = tfn.tensor_scatter_nd_update(ta._buffer, tfn.expand_dims(idx, 1), value)
+            ta._grow(add(reduce_max(concat([idx, constant([-1])], 0)), 1))
+        ta._buffer = tensor_scatter_nd_update(ta._buffer, expand_dims(idx, 1), value)
         return ta
 
     def split(self, value, lengths, name=None):
@@ -266,7 +266,7 @@ class TensorArray:
         value = self._value_of(value, "split")
         n = len(lengths)
         rest = value.shape.as_list()[1:]
-        pieces = _ops().reshape(value, [n, lengths[0] if lengths else 0] + rest) if n else value
+        pieces = reshape(value, [n, lengths[0] if lengths else 0] + rest) if n else value
         return self.unstack(pieces)
 
 
@@ -277,4 +277,4 @@ def preferred_dtype(value, dtype):
 
 def _leading_dim(value):
     """value.shape[0] as an int32 tensor when it is only known at run time."""
-    return _ops().shape(value, out_type=dtypes.int32)[0]
+    return shape(value, out_type=dtypes.int32)[0]

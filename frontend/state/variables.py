@@ -14,6 +14,7 @@ import numpy as np
 
 from tfn import dtypes, nest
 from tfn.core import graph as graph_mod
+from tfn.core import graph_stack
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
@@ -30,14 +31,11 @@ _uids = itertools.count(1)
 @contextlib.contextmanager
 def init_scope():
     """Run the body eagerly, lifted out of any trace in progress (`tf.init_scope`): it runs once, when traced."""
-    if not hasattr(graph_mod._state, "stack"):
-        graph_mod._state.stack = []
-    stack = graph_mod._state.stack
-    stack.append(None)  # graph.current() is None: ops run eagerly, variables are read and written directly
+    graph_stack.push(None)  # graph.current() is None: ops run eagerly, variables are read and written directly
     try:
         yield
     finally:
-        stack.pop()
+        graph_stack.pop()
 
 
 class Variable(TensorBase):

@@ -118,7 +118,8 @@ def _record(op, cond, code, details):
 
 def describe(module_op, code, details, function_name=""):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module)."""
-    from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern's formatter; a cached .so skips it)
+    # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
+    from tfn.passes import tfn_to_linalg  # noqa: F401
 
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"

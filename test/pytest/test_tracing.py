@@ -4,7 +4,7 @@ import warnings
 import pytest
 
 import tfn as tf
-from tfn.tracing.function import RetracingWarning
+from tfn.tracing.polymorphic import RetracingWarning
 
 SIG_INT = """Input Parameters:
   a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tfn.int32, name=None)

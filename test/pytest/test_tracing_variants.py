@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tfn as tf
-from tfn.tracing.function import RetracingWarning
+from tfn.tracing.polymorphic import RetracingWarning
 
 Pair = collections.namedtuple("Pair", "first second")
 

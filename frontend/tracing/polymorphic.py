@@ -1,0 +1,289 @@
+"""`tfn.function`: a PolymorphicFunction traces its Python function once per input FunctionType (each trace a
+ConcreteFunction, compiled) and dispatches every call to the most specific trace it fits."""
+import collections
+import functools
+import inspect
+import warnings
+import weakref
+
+from tfn import autograph, nest
+from tfn.config import _RUN_EAGERLY
+from tfn.core import graph as graph_mod
+from tfn.core import leaks
+from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor_spec import TensorSpec
+from tfn.state import variables
+from tfn.tracing import trace_type, unranked
+from tfn.tracing.function import _PLAIN_KINDS, _VAR_POSITIONAL, ConcreteFunction, _input_maker, _key
+
+_CACHE_LIMIT = 1024  # exact call keys remembered per function (misses fall back to dispatch by subtype)
+
+
+class RetracingWarning(UserWarning):
+    """A tfn.function traces on many of its calls."""
+
+
+class PolymorphicFunction:
+    """A Python function traced once per input FunctionType; calls dispatch to compiled code."""
+
+    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False, autograph=True):
+        self.python_function = python_function
+        self._autograph = bool(autograph)
+        self._converted_fn = None  # what traces run: AutoGraph's conversion of python_function (made lazily)
+        self._name = name or getattr(python_function, "__name__", "function")
+        self.input_signature = None if input_signature is None else tuple(input_signature)
+        self._reduce_retracing = bool(reduce_retracing)
+        self._signature = inspect.signature(python_function)
+        params = list(self._signature.parameters.values())
+        # A call with exactly this many positional arguments and no keywords binds to them as given.
+        self._n_plain = len(params) if all(p.kind in _PLAIN_KINDS for p in params) else -1
+        self._positional = [p.name for p in params if p.kind in _PLAIN_KINDS]
+        self._kinds = {p.name: p.kind for p in params}
+        self._var_positional = next((p.name for p in params if p.kind is _VAR_POSITIONAL), "args")
+        self._cache = {}  # exact call key -> ConcreteFunction
+        self._traced = False  # traced once: later traces may not create variables
+        self._concretes = []
+        self._calls = 0
+        self._recent_traces = collections.deque(maxlen=5)  # call numbers of the latest traces
+        self._warnings = 0
+        self._trace_log = []
+        self._bound = {}  # id(instance) -> (weakref, bound function)
+        functools.update_wrapper(self, python_function)
+
+    def __get__(self, instance, owner):
+        """The function bound to `instance`, one per live instance (by identity) so its traces are kept."""
+        if instance is None:
+            return self
+        ref, bound = self._bound.get(id(instance), (None, None))
+        if ref is not None and ref() is instance:
+            return bound
+        try:
+            key = id(instance)
+            ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))
+        except TypeError:  # no weak references to this object: a fresh bound function per access
+            return PolymorphicFunction(self.python_function.__get__(instance, owner), self.input_signature,
+                                       self._name, self._reduce_retracing, self._autograph)
+        bound = PolymorphicFunction(_weak_method(self.python_function, instance, owner, ref), self.input_signature,
+                                    self._name, self._reduce_retracing, self._autograph)
+        self._bound[key] = (ref, bound)
+        return bound
+
+    def _bind(self, args, kwargs):
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._name}(): {e}") from None
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    def __call__(self, *args, **kwargs):
+        if _RUN_EAGERLY[0]:
+            return self.python_function(*args, **kwargs)
+        if graph_mod.current() is not None:
+            return self._call_in_trace(args, kwargs)
+        self._calls += 1
+        if kwargs or len(args) != self._n_plain:
+            args, kwargs = self._bind(args, kwargs)
+        key = tuple(map(_key, args))
+        if kwargs:
+            key = (key, tuple((k, _key(v)) for k, v in kwargs.items()))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._dispatch(args, kwargs)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = entry
+        concrete, aligned = entry
+        if not aligned:  # values the input_signature converts (Python lists for tensors): bind and check
+            return concrete(*args, **kwargs)
+        if concrete._leaf_params and not kwargs:
+            return concrete._run_leaves(args)
+        return concrete._run_leaves(nest.flatten(list(args) + list(kwargs.values())))
+
+    def _dispatch(self, args, kwargs):
+        """`(concrete, aligned)` for a new call key: aligned when the values' structure is the trace's."""
+        call_type = self._call_type(args, kwargs)
+        concrete = self._concrete_for(call_type, args, kwargs)
+        return concrete, call_type.is_subtype_of(concrete.function_type)
+
+    def _concrete_for(self, call_type, args, kwargs):
+        """The most specific existing trace this call fits, or a new trace (generalized if reduce_retracing)."""
+        ftype = call_type
+        if self.input_signature is not None:
+            ftype = trace_type.FunctionType(self._check_signature(call_type.params, args, kwargs))
+        concrete = self._lookup(ftype)
+        if concrete is not None:
+            return concrete
+        if self._reduce_retracing:
+            for c in self._concretes:
+                ftype = ftype.supertype(c.function_type) or ftype
+        return self._trace(ftype)
+
+    def _lookup(self, ftype):
+        fits = [c for c in self._concretes if ftype.is_subtype_of(c.function_type)]
+        for c in fits:
+            if all(c.function_type.is_subtype_of(o.function_type) for o in fits):
+                return c
+        return fits[0] if fits else None
+
+    def _call_type(self, args, kwargs):
+        """The FunctionType of a bound call's values."""
+        params = []
+        for i, a in enumerate(args):
+            if i < len(self._positional):
+                params.append((self._positional[i], self._kinds[self._positional[i]], trace_type.of(a)))
+            else:
+                params.append((f"{self._var_positional}_{i - len(self._positional)}", _VAR_POSITIONAL,
+                               trace_type.of(a)))
+        for k, v in kwargs.items():
+            params.append((k, self._kinds.get(k, inspect.Parameter.VAR_KEYWORD), trace_type.of(v)))
+        return trace_type.FunctionType(params)
+
+    def _check_signature(self, params, args, kwargs):
+        """Replace the leading parameters' types by the input_signature's, which each value must fit."""
+        sig = self.input_signature
+        if len(params) < len(sig):
+            raise TypeError(f"{self._name}() takes {len(sig)} arguments matching its input_signature, "
+                            f"got {len(params)}")
+        values = list(args) + list(kwargs.values())
+        out = []
+        for (name, kind, t), spec, value in zip(params, sig, values):
+            spec_type = trace_type.of(spec)
+            if not trace_type.is_subtype(t, spec_type):
+                try:
+                    if isinstance(value, TensorSpec):
+                        raise trace_type.CastError(f"Can not cast {t!r} to {spec_type!r}", True)
+                    trace_type.cast(spec_type, value, [])  # converts Python values for tensors
+                except trace_type.CastError as e:
+                    shown = ", ".join(f"{n}: {trace_type.of(s)!r}" for (n, _, _), s in zip(params, sig))
+                    raise TypeError(f"Binding inputs to tfn.function failed due to `{e}`. Received args: "
+                                    f"{tuple(args)!r} and kwargs: {dict(kwargs)!r} for signature: ({shown}).") from None
+            out.append((name, kind, spec_type))
+        return out + list(params[len(sig):])
+
+    def _call_in_trace(self, args, kwargs):
+        """A call made while tracing runs inline; one re-entering this function with equal types cannot end."""
+        b_args, b_kwargs = self._bind(args, kwargs)
+        with trace_type.tracing_call(self, self._call_type(b_args, b_kwargs)):
+            return self._traced_function()(*args, **kwargs)
+
+    def _traced_function(self):
+        """The function a trace runs: python_function converted by AutoGraph, unless autograph=False."""
+        if self._converted_fn is None:
+            self._converted_fn = autograph.for_trace(self.python_function) if self._autograph else \
+                self.python_function
+        return self._converted_fn
+
+    def _trace(self, ftype, input_maker=None, register=True):
+        """A new ConcreteFunction for `ftype` (kept in this function's traces if `register`)."""
+        if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
+            return self._register(unranked.RankPolymorphicFunction(self, ftype))
+        graph = graph_mod.FuncGraph(self._name)
+        graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates
+        with graph, trace_type.tracing_call(self, ftype):
+            values = [trace_type.placeholder(t, (input_maker or _input_maker)(graph, name), graph)
+                      for name, _, t in ftype.params]
+            n_pos = sum(1 for _, k, _ in ftype.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL)
+            s_kwargs = {n: v for (n, _, _), v in zip(ftype.params[n_pos:], values[n_pos:])}
+            outputs = variables.read_outputs(self._traced_function()(*values[:n_pos], **s_kwargs))
+            out_leaves, results = _output_leaves(self._name, graph, outputs)
+            graph.finish(results + variables.written_state(graph))
+        if graph.created_variables:  # as TF: trace again without creating any; the first trace initialises
+            first = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
+            return variables.traced_again(self._trace(ftype, input_maker, register), first)
+        ftype = trace_type.FunctionType(ftype.params, _output_type(outputs))
+        concrete = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
+        return self._register(concrete) if register else concrete
+
+    def _register(self, concrete):
+        self._note_trace(concrete.function_type)
+        self._concretes.append(concrete)
+        return concrete
+
+    def _note_trace(self, ftype):
+        """Log a trace and warn (at most twice) when 5 of the last 10 calls traced."""
+        n = len(self._concretes) + 1
+        if not self._concretes:
+            self._trace_log.append(f"trace 1: {self._name}{ftype.inputs_str()}")
+        else:
+            change = trace_type.describe_changes(self._concretes[-1].function_type, ftype)
+            self._trace_log.append(f"trace {n}: {self._name}: {change}")
+        self._recent_traces.append(self._calls)
+        if len(self._recent_traces) == 5 and self._calls - self._recent_traces[0] < 10 and self._warnings < 2:
+            self._warnings += 1
+            self._recent_traces.clear()
+            warnings.warn(
+                f"5 out of the last {min(self._calls, 10)} calls to {self._name} triggered tfn.function retracing "
+                f"(trace {n}: {self._trace_log[-1].split(': ', 2)[-1]}). Tracing is expensive; the excessive "
+                f"tracing could be due to (1) passing tensors with different shapes or dtypes, (2) passing "
+                f"Python values instead of tensors, (3) creating a tfn.function repeatedly in a loop. Consider "
+                f"reduce_retracing=True or an input_signature with None dimensions; see "
+                f"{self._name}.experimental_trace_log().", RetracingWarning, stacklevel=graph_mod.user_stacklevel())
+
+    def experimental_trace_log(self):
+        """One line per trace of this function: the first trace's types, then what changed for each retrace."""
+        return list(self._trace_log)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The ConcreteFunction for these arguments (tensors, TensorSpecs or Python values), tracing if new."""
+        if self.input_signature is not None and not args and not kwargs:
+            args = self.input_signature
+        args, kwargs = self._bind(args, kwargs)
+        return self._concrete_for(self._call_type(args, kwargs), args, kwargs)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """The signatures of all traces, separated by blank lines."""
+        return "\n\n".join(c.pretty_printed_signature(verbose) for c in self._concretes)
+
+    def experimental_get_compiler_ir(self, *args, **kwargs):
+        """`fn(stage='tfn')` returning the IR text of the trace for these arguments at a stage."""
+        concrete = self.get_concrete_function(*args, **kwargs)
+
+        def get(stage="tfn"):
+            return concrete.ir(stage)
+        return get
+
+
+def _weak_method(fn, instance, owner, ref):
+    """`fn` bound to the instance behind weakref `ref` (a cached bound function must not keep it alive)."""
+    def method(*args, **kwargs):
+        return fn(ref(), *args, **kwargs)
+    functools.update_wrapper(method, fn)
+    method.__signature__ = inspect.signature(fn.__get__(instance, owner))
+    del method.__wrapped__
+    method.__ag_method__ = (fn, ref)  # AutoGraph converts fn and binds it the same way
+    return method
+
+
+def _output_leaves(name, graph, outputs):
+    """Per output leaf ("result", i) or ("const", value), and the symbolic tensors the graph returns."""
+    out_leaves, results = [], []
+    for leaf in nest.flatten(outputs):
+        if isinstance(leaf, SymbolicTensor):
+            if leaf._graph is not graph:
+                raise leaks.out_of_scope(leaf)
+            out_leaves.append(("result", len(results)))
+            results.append(leaf)
+        elif leaf is None:
+            out_leaves.append(("const", None))
+        elif isinstance(leaf, Tensor):
+            out_leaves.append(("const", leaf))
+        else:
+            out_leaves.append(("const", constant(leaf)))
+    return out_leaves, results
+
+
+def _output_type(outputs):
+    if outputs is None:
+        return None
+    leaves = [TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, (Tensor, SymbolicTensor))
+              else leaf if leaf is None else constant(leaf) for leaf in nest.flatten(outputs)]
+    return trace_type.of(nest.pack_sequence_as(outputs, leaves))
+
+
+def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,
+             name=None):
+    """Decorator compiling a Python function with tfn (`tf.function`)."""
+    if func is None:
+        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing, autograph)
+    return PolymorphicFunction(func, input_signature, name, reduce_retracing, autograph)
