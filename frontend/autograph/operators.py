@@ -9,12 +9,13 @@ import numpy as np
 from mlir import ir
 
 from tfn import nest
+from tfn.control_flow.cond import build_if
+from tfn.control_flow.pending import Pending, PendingRead
+from tfn.control_flow.while_loop import build_while
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.types import TensorType
-from tfn.ops import control_flow as cf
 from tfn.ops import math_ops, shape_ops
-from tfn.ops.pending import Pending, PendingRead
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
@@ -141,7 +142,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
             _check_branch(out, names, label, other, where)
             return out
         return run
-    outs = cf.build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names),
+    outs = build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names),
                        where)
     set_state(outs)
 
@@ -310,7 +311,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     if invariants is not None:
         invariants = [None] * h + invariants
     try:
-        outs = cf.build_while(cond_fn, body_fn, hidden + init, all_names, where, invariants)
+        outs = build_while(cond_fn, body_fn, hidden + init, all_names, where, invariants)
     except PendingRead as e:
         if not any(e.pending is v for v in init):
             raise

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tfn
-from tfn.ops.control_flow import build_if, build_while
+from tfn.control_flow.cond import build_if
+from tfn.control_flow.while_loop import build_while
 
 HERE = os.path.basename(__file__)
 Pair = collections.namedtuple("Pair", "a b")

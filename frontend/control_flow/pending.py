@@ -47,7 +47,7 @@ class Pending:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
     __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __array__ = _fail
 
-    # --- the composite protocol of control_flow (see its module docstring) -------------------------------
+    # --- the composite protocol of control flow (see tfn.control_flow.values) ---------------------------
 
     def _tfn_structure(self):
         return "pending"
