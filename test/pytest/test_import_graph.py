@@ -15,6 +15,9 @@ import os
 import re
 import tomllib
 
+import tfn  # noqa: F401  (the ops modules it loads install TensorBase's operators)
+from tfn.core.tensor import TensorBase
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MARKER = re.compile(r"#.*\b(optional dependency|start-up cost)\b")
 
@@ -179,3 +182,12 @@ def test_graph_sees_known_edges():
     cyc = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}
     comps = [c for c in _strongly_connected(cyc) if len(c) > 1]
     assert comps == [["a", "b", "c"]] and _one_cycle(cyc, comps[0]) == ["a", "b", "c", "a"]
+
+
+def test_import_tfn_installs_every_tensor_operator():
+    ops = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "matmul"]
+    names = [f"__{o}__" for o in ops] + [f"__r{o}__" for o in ops]
+    names += ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__abs__", "__invert__",
+              "__getitem__"]
+    missing = [n for n in names if TensorBase.__dict__.get(n) is None]
+    assert not missing, f"operators not installed on TensorBase by `import tfn`: {missing}"
