@@ -67,7 +67,7 @@ def _object_file(tmp_path):
     f = tfn.function(lambda x: tfn.tanh(x) * 2.0)
     concrete = f.get_concrete_function(tfn.constant([1.0, 2.0]))
     with concrete.graph.ctx:
-        module = concrete._copy_module()
+        module = ir.Module.parse(str(concrete.graph.module))
         registry.run("tfn-pipeline", module.operation)
         engine = compiler.ExecutionEngine(module, opt_level=3, shared_libs=[toolchain.C_RUNNER_UTILS],
                                           enable_pic=True)
