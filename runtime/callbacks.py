@@ -1,4 +1,4 @@
-"""The Python side of run-time callbacks (layout: passes/lowering/callbacks.py) and the per-call string table.
+"""The Python side of run-time callbacks (the contract: dialects/abi.py) and the per-call string table.
 
 Compiled code calls one ctypes function, `_dispatch(site, args)`, whose address the runtime stores in each
 loaded shared object's `tfn_callback_fn`. A call of an executable that has callbacks or string tensors runs
@@ -12,16 +12,16 @@ import threading
 
 import numpy as np
 
-from tfn.dialects import dtypes
-from tfn.dialects.errors import InvalidArgumentError
-from tfn.passes.lowering.callbacks import (
+from tfn.dialects.abi import (
     BUILTIN_STRING_CONCAT,
     BUILTIN_STRING_CONSTANT,
     BUILTIN_STRING_EQUAL,
     BUILTIN_STRING_NOT_EQUAL,
-    FN_GLOBAL,
-    HEADER,
+    CALLBACK_FN,
+    CALLBACK_HEADER,
+    DTYPES,
 )
+from tfn.dialects.errors import InvalidArgumentError
 
 _state = threading.local()
 _I64 = ctypes.c_int64
@@ -92,12 +92,12 @@ def _storage(dtype):
 
 def _layout(args):
     """(n_in, phase, entries): per operand then result (position, dtype, rank) in the array at `args`."""
-    head = (_I64 * HEADER).from_address(args)
+    head = (_I64 * CALLBACK_HEADER).from_address(args)
     n_in, n_out, phase = head
-    entries, pos = [], HEADER
+    entries, pos = [], CALLBACK_HEADER
     for _ in range(n_in + n_out):
         code, rank = (_I64 * 2).from_address(args + 8 * pos)
-        entries.append((pos, dtypes.ALL[code], rank))
+        entries.append((pos, DTYPES[code], rank))
         pos += 3 + rank
     return n_in, phase, entries, (_I64 * pos).from_address(args)
 
@@ -187,7 +187,7 @@ DISPATCH_ADDRESS = ctypes.cast(_dispatch, ctypes.c_void_p).value
 def install(lib):
     """Point a loaded shared object's callback global at the dispatcher; False when it has no callbacks."""
     try:
-        _I64.in_dll(lib, FN_GLOBAL).value = DISPATCH_ADDRESS
+        _I64.in_dll(lib, CALLBACK_FN).value = DISPATCH_ADDRESS
     except ValueError:
         return False
     return True

@@ -11,8 +11,8 @@ import shutil
 
 import numpy as np
 
+from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.passes.lowering.runtime_errors import DETAIL, DETAIL_LEN, FLAG
 from tfn.runtime import callbacks, fastcall
 
 _libc = ctypes.CDLL(None)
@@ -52,9 +52,9 @@ class Executable:
 
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None):
         self.lib = ctypes.CDLL(so_path)
-        # The run-time error channel (passes/lowering/runtime_errors.py); on_error(code, details) -> message.
-        self._error_flag = _exported(self.lib, FLAG, ctypes.c_int32)
-        self._error_detail = _exported(self.lib, DETAIL, ctypes.c_int64 * DETAIL_LEN)
+        # The run-time error channel (dialects/abi.py); on_error(code, details) -> message.
+        self._error_flag = _exported(self.lib, ERROR_FLAG, ctypes.c_int32)
+        self._error_detail = _exported(self.lib, ERROR_DETAIL, ctypes.c_int64 * DETAIL_LEN)
         self._on_error = on_error
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped

@@ -14,8 +14,8 @@ from tfn import dtypes
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
+from tfn.dialects.abi import declare_site
 from tfn.dialects.types import TensorType
-from tfn.passes.lowering.callbacks import declare_site
 from tfn.state.variables import Variable
 
 

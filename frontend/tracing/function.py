@@ -4,15 +4,11 @@ import inspect
 import numpy as np
 from mlir import ir
 
-from tfn import nest
+from tfn import nest, runtime
 from tfn.core.tensor import Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
-from tfn.dialects.errors import CompileError, UnimplementedError
+from tfn.dialects.errors import UnimplementedError
 from tfn.dialects.types import TensorType
-from tfn.passes import pipelines, registry
-from tfn.passes.lowering import runtime_errors
-from tfn.runtime import cache, compiler
-from tfn.runtime.executable import Executable
 from tfn.state import variables
 from tfn.tracing import atomic, trace_type
 
@@ -85,43 +81,18 @@ class ConcreteFunction:
 
     def ir(self, stage="tfn"):
         """The function's IR text at a stage: tfn, linalg, bufferized, llvm."""
-        if stage not in pipelines.STAGES:
-            raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(pipelines.STAGES)}")
         if stage not in self._stage_text:
-            with self.graph.ctx:
-                module = self._copy_module()
-                for s in pipelines.STAGES[1:pipelines.STAGES.index(stage) + 1]:
-                    _run_pipeline(module.operation, pipelines.STAGE_PIPELINES[s], self.name)
-                self._stage_text[stage] = str(module)
+            self._stage_text[stage] = runtime.stage_ir(self.graph.module, stage, self.name)
         return self._stage_text[stage]
 
-    def _copy_module(self):
-        """A fresh ir.Module holding the traced IR, locations included (passes rewrite it in place)."""
-        return ir.Module.parse(self.graph.module.operation.get_asm(enable_debug_info=True))
-
     def _compile(self):
-        with self.graph.ctx:
-            text = str(self.graph.module)
-            level = compiler.opt_level(self.graph.func)
-            k = cache.key(text, pipelines.PIPELINES["tfn-pipeline"].text, "" if level == 3 else f"O{level}")
-            hit = cache.lookup(k)
-            if hit:
-                so, scratch = hit, None
-            else:
-                module = self._copy_module()
-                _run_pipeline(module.operation, "tfn-pipeline", self.name)
-                so, scratch = compiler.build_and_store(module, k, level)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
-        self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
-                                      on_error=self._error_message, handlers=self.graph.callbacks)
+        self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
+                                           out_types=graph_output_types(self.graph), handlers=self.graph.callbacks,
+                                           name=self.name)
         run = _fast_runner(self)
         if run is not None:
             self._run_leaves = run  # shadows the method: cache hits go straight to the executable's plan
-
-    def _error_message(self, code, details):
-        """The message of a run-time error the compiled code reported: the op and the user's line."""
-        with self.graph.ctx:
-            return runtime_errors.describe(self.graph.module.operation, code, details, self.graph.symbol)
 
     @property
     def _stateful(self):
@@ -252,11 +223,6 @@ def _as_array(x, spec):
     return arr
 
 
-def _run_pipeline(module_op, pipeline, fname):
-    try:
-        registry.run(pipeline, module_op)
-    except ir.MLIRError as e:
-        raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 
 
 def _input_maker(graph, name):

@@ -1,9 +1,10 @@
 """Run-time callbacks: compiled code calling back into Python (tfn.print, tfn.py_function, string ops).
 
 A callback site lowers to an indirect call `i64 fn(i64 site, i64 args)` through the function pointer stored in
-the exported global `@tfn_callback_fn : memref<i64>` (the runtime sets it after loading the shared object, so
-a cached .so needs no symbol resolved at load time). `args` points to an i64 array on the stack of the
-calling function (one `memref.alloca` per site in the entry block: a site inside a loop reuses it):
+an exported global (the runtime sets it after loading the shared object, so a cached .so needs no symbol
+resolved at load time; the globals, the argument array's layout and the builtin sites: dialects/abi.py). `args`
+points to an i64 array on the stack of the calling function (one `memref.alloca` per site in the entry block: a
+site inside a loop reuses it):
 
     [n_in, n_out, phase, operand..., result...]   operand/result = [dtype code, rank, data pointer, dims...]
 
@@ -19,30 +20,26 @@ and results have mixed types, which an IRDL variadic group cannot) is lowered th
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, llvm, memref, tensor
-from mlir.dialects import func as func_d
 
 from tfn.dialects import dtypes
 from tfn.dialects import types as ttypes
+from tfn.dialects.abi import (
+    BUILTIN_STRING_CONCAT,
+    BUILTIN_STRING_CONSTANT,
+    BUILTIN_STRING_EQUAL,
+    BUILTIN_STRING_NOT_EQUAL,
+    CALLBACK_FN,
+    CALLBACK_HEADER,
+    SITE_ATTR,
+    dtype_code,
+)
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import pattern
 from tfn.passes.walk import collect
 
-FN_GLOBAL = "tfn_callback_fn"
-SITE_ATTR = "tfn.site"
-HEADER = 3
-BUILTIN_STRING_CONCAT = -1
-BUILTIN_STRING_EQUAL = -2
-BUILTIN_STRING_NOT_EQUAL = -3
-BUILTIN_STRING_CONSTANT = -4
-
 # tfn op name -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
 STRING_PATTERNS = {}
-
-
-def dtype_code(dtype):
-    """The number a dtype has in the callback argument array."""
-    return dtypes.ALL.index(dtypes.as_dtype(dtype))
 
 
 def _i64():
@@ -66,11 +63,11 @@ def _enclosing(op, name):
 def _ensure_fn_global(op):
     """Declare the exported, zero-initialised function-pointer global in op's module once."""
     module = _enclosing(op, "builtin.module")
-    if FN_GLOBAL in ir.SymbolTable(module.operation):
+    if CALLBACK_FN in ir.SymbolTable(module.operation):
         return
     i64 = _i64()
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
-        memref.GlobalOp(FN_GLOBAL, ir.TypeAttr.get(ir.MemRefType.get([], i64)), sym_visibility="public",
+        memref.GlobalOp(CALLBACK_FN, ir.TypeAttr.get(ir.MemRefType.get([], i64)), sym_visibility="public",
                         initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i64),
                                                                      ir.IntegerAttr.get(i64, 0)))
 
@@ -82,7 +79,7 @@ def _pointer(m):
 def _call(op, site, args):
     """i64 tfn_callback_fn(site, args): an indirect call, opaque to every pass (kept in program order); a
     nonzero result (the handler failed) sets the run-time error flag."""
-    fn = memref.load(memref.get_global(ir.MemRefType.get([], _i64()), FN_GLOBAL), [])
+    fn = memref.load(memref.get_global(ir.MemRefType.get([], _i64()), CALLBACK_FN), [])
     ptr_t = ir.Type.parse("!llvm.ptr")
     callee = llvm.inttoptr(ptr_t, fn)
     status = llvm.call(_i64(), [callee, _c64(site), _pointer(args)], [], [])
@@ -93,7 +90,7 @@ def emit_callback(op, site, values, in_types, out_types):
     """At the current insertion point: call site `site` with tensor `values`; returns its result tensors."""
     _ensure_fn_global(op)
     types = list(in_types) + list(out_types)
-    size = HEADER + sum(3 + t.rank for t in types)
+    size = CALLBACK_HEADER + sum(3 + t.rank for t in types)
     entry = _enclosing(op, "func.func").regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(entry):
         args = memref.AllocaOp(ir.MemRefType.get([size], _i64()), [], []).result
@@ -104,7 +101,7 @@ def emit_callback(op, site, values, in_types, out_types):
     put(0, len(in_types))
     put(1, len(out_types))
     put(2, 0)
-    pos = HEADER
+    pos = CALLBACK_HEADER
     for v, t in zip(values, in_types):
         mtype = ir.MemRefType.get([ir.ShapedType.get_dynamic_size() if d is None else d for d in t.shape],
                                   ttypes.element_type(t.dtype))
@@ -202,12 +199,3 @@ def lower_site_calls(module_op):
         call.erase()
     for fn in decls.values():
         fn.erase()
-
-
-def declare_site(module, name, site, in_types, out_types):
-    """Add `func.func private @name(...) attributes {tfn.site}` to the module (tfn types); returns it."""
-    with ir.InsertionPoint(module.body):
-        fn = func_d.FuncOp(name, ir.FunctionType.get([t.to_mlir() for t in in_types],
-                                                     [t.to_mlir() for t in out_types]), visibility="private")
-    fn.attributes[SITE_ATTR] = ir.IntegerAttr.get(_i64(), site)
-    return fn

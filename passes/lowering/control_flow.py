@@ -9,8 +9,8 @@ from mlir import ir
 from mlir.dialects import arith, memref, tensor
 
 from tfn.dialects import types as ttypes
+from tfn.dialects.abi import ERROR_FLAG
 from tfn.dialects.types import TensorType
-from tfn.passes.lowering.runtime_errors import FLAG
 from tfn.passes.walk import collect
 
 _SKIP = ("func.func", "builtin.module")
@@ -68,13 +68,13 @@ def user_loops(module_op):
 def stop_loops_on_error(module_op, loops):
     """Make each loop of `loops` also stop once the run-time error flag is set (after a failed callback or a
     bad index, compiled code runs on with safe values: a data-dependent loop could otherwise never end)."""
-    if not loops or FLAG not in ir.SymbolTable(getattr(module_op, "operation", module_op)):
+    if not loops or ERROR_FLAG not in ir.SymbolTable(getattr(module_op, "operation", module_op)):
         return
     i32 = ir.IntegerType.get_signless(32)
     for loop in loops:
         cond = loop.regions[0].blocks[0].operations[-1]  # scf.condition
         with ir.InsertionPoint(cond), cond.location:
-            flag = memref.load(memref.get_global(ir.MemRefType.get([], i32), FLAG), [])
+            flag = memref.load(memref.get_global(ir.MemRefType.get([], i32), ERROR_FLAG), [])
             ok = arith.cmpi(arith.CmpIPredicate.eq, flag, arith.constant(i32, 0))
             go = arith.andi(cond.operands[0], ok)
         cond.operands[0] = go

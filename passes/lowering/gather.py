@@ -8,6 +8,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from tfn.dialects import types as ttypes
+from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.ops_gather import gather_axes
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
@@ -25,7 +26,7 @@ from tfn.passes.lowering.common import (
 )
 
 DYN = ir.ShapedType.get_dynamic_size()
-MAX_COORDS = runtime_errors.DETAIL_LEN - 3
+MAX_COORDS = DETAIL_LEN - 3
 
 
 def _or(a, b):

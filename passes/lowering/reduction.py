@@ -5,6 +5,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from tfn.dialects import dtypes
 from tfn.dialects import types as ttypes
+from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.ops_reduction import extreme, reduced_shape
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
@@ -146,8 +147,8 @@ def _better(dt, is_max, v, i, best, best_i):
 
 def _format_empty_axis(details, op):
     rank = ir.RankedTensorType(op.operands[0].type).rank
-    shape = [str(d) for d in details[1:1 + min(rank, runtime_errors.DETAIL_LEN - 1)]]
-    shape += ["..."] * (rank > runtime_errors.DETAIL_LEN - 1)
+    shape = [str(d) for d in details[1:1 + min(rank, DETAIL_LEN - 1)]]
+    shape += ["..."] * (rank > DETAIL_LEN - 1)
     return f"Reduction axis {details[0]} is empty in shape [{','.join(shape)}]"
 
 
@@ -168,7 +169,7 @@ def lower_arg_reduction(rw):
         n = dim(x, axis)
         shape = [n if i == axis else dim(x, i) if d is None else d for i, d in enumerate(x_type.shape)]
         runtime_errors.report(rw, arith.cmpi(arith.CmpIPredicate.eq, n, index(0)),
-                              [axis] + shape[:runtime_errors.DETAIL_LEN - 1])
+                              [axis] + shape[:DETAIL_LEN - 1])
     best = fill(dt, extreme(dt, is_max), empty(TensorType(out.shape, dt), sizes))
     best_i = fill(idx_dt, 0, empty(out, sizes))
     out_map = affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])

@@ -2,15 +2,15 @@
 
 A lowering that can meet a bad run-time value never reads out of bounds or divides by zero: it computes a safe
 value instead and calls `report(rw, cond, details)`, which, when `cond` holds and no error was recorded yet in
-this call, stores the op's error code in the exported global `@tfn_error_flag : memref<i32>` and up to
-DETAIL_LEN i64 details (the bad index, the bound, ...) in `@tfn_error_detail : memref<8xi64>`. After each
-call the runtime reads the flag, resets it to 0 and raises `InvalidArgumentError` (runtime/executable.py).
+this call, stores the op's error code and up to DETAIL_LEN i64 details (the bad index, the bound, ...) in the
+exported globals of the error channel (their layout: dialects/abi.py). After each call the runtime reads the flag,
+resets it to 0 and raises `InvalidArgumentError` (runtime/executable.py) with the message `describe` makes.
 
 Error codes are positions: the op with code k is the k-th op (1-based, pre-order walk) among the module's tfn
 ops whose names were registered with `may_fail`. tfn-to-linalg numbers the ops it receives — the traced
-module unchanged, as only tfn-verify runs before it — and the frontend computes the same list from its
-traced module (which carries the user's locations; the .so, cached by the location-free IR text, does not)
-to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
+module unchanged, as only tfn-verify runs before it — and `describe` computes the same list from the traced
+module the runtime compiled (which carries the user's locations; the .so, cached by the location-free IR text,
+does not) to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
 tfn-to-linalg must keep this numbering (e.g. by numbering first).
 
 The flag is per shared object: calls of one compiled function from several threads at once share it.
@@ -20,13 +20,9 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from tfn.dialects import optable
+from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
 from tfn.dialects.locations import file_location
 from tfn.passes.walk import tfn_ops
-
-FLAG = "tfn_error_flag"
-CALLBACK_FAILED = -1  # the code a failed run-time callback records (the runtime raises the callback's own error)
-DETAIL = "tfn_error_detail"
-DETAIL_LEN = 8
 
 # op name (tfn.<name>) -> format(details: list[int], op: ir.Operation) -> message
 FORMATTERS = {}
@@ -59,16 +55,16 @@ def _ensure_globals(op):
     """Declare the flag and detail globals in op's module (public, mutable, zero-initialised) once."""
     module = _module_of(op)
     table = ir.SymbolTable(module.operation)
-    if FLAG in table:
+    if ERROR_FLAG in table:
         return
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     flag_t = ir.MemRefType.get([], i32)
     detail_t = ir.MemRefType.get([DETAIL_LEN], i64)
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
-        memref.GlobalOp(FLAG, ir.TypeAttr.get(flag_t), sym_visibility="public",
+        memref.GlobalOp(ERROR_FLAG, ir.TypeAttr.get(flag_t), sym_visibility="public",
                         initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], i32),
                                                                      ir.IntegerAttr.get(i32, 0)))
-        memref.GlobalOp(DETAIL, ir.TypeAttr.get(detail_t), sym_visibility="public",
+        memref.GlobalOp(ERROR_DETAIL, ir.TypeAttr.get(detail_t), sym_visibility="public",
                         initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([DETAIL_LEN], i64),
                                                                      ir.IntegerAttr.get(i64, 0)))
 
@@ -104,12 +100,12 @@ def _record(op, cond, code, details):
     i32 = ir.IntegerType.get_signless(32)
     if_bad = scf.IfOp(cond)
     with ir.InsertionPoint(if_bad.then_block):
-        flag = memref.get_global(ir.MemRefType.get([], i32), FLAG)
+        flag = memref.get_global(ir.MemRefType.get([], i32), ERROR_FLAG)
         first = arith.cmpi(arith.CmpIPredicate.eq, memref.load(flag, []), arith.constant(i32, 0))
         if_first = scf.IfOp(first)
         with ir.InsertionPoint(if_first.then_block):
             memref.store(arith.constant(i32, code), flag, [])
-            detail = memref.get_global(ir.MemRefType.get([DETAIL_LEN], ir.IntegerType.get_signless(64)), DETAIL)
+            detail = memref.get_global(ir.MemRefType.get([DETAIL_LEN], ir.IntegerType.get_signless(64)), ERROR_DETAIL)
             for i, v in enumerate(list(details)[:DETAIL_LEN]):
                 memref.store(_as_i64(v), detail, [arith.constant(ir.IndexType.get(), i)])
             scf.YieldOp([])

@@ -5,12 +5,13 @@ from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
 from tfn.dialects import types as ttypes
+from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import dim, index, pattern
 
 DYN = ir.ShapedType.get_dynamic_size()
-MAX_K = (runtime_errors.DETAIL_LEN - 2) // 2  # details: row, k, then k indices and k bounds
+MAX_K = (DETAIL_LEN - 2) // 2  # details: row, k, then k indices and k bounds
 
 
 def _format_scatter(details, op):

@@ -11,6 +11,7 @@ from mlir import ir
 from test_completeness import SAMPLES
 
 import tfn
+from tfn import runtime
 from tfn.dialects import context
 from tfn.dialects.types import TensorType
 from tfn.passes import registry
@@ -67,7 +68,7 @@ def _object_file(tmp_path):
     f = tfn.function(lambda x: tfn.tanh(x) * 2.0)
     concrete = f.get_concrete_function(tfn.constant([1.0, 2.0]))
     with concrete.graph.ctx:
-        module = concrete._copy_module()
+        module = ir.Module.parse(str(concrete.graph.module))
         registry.run("tfn-pipeline", module.operation)
         engine = compiler.ExecutionEngine(module, opt_level=3, shared_libs=[toolchain.C_RUNNER_UTILS],
                                           enable_pic=True)
@@ -185,6 +186,17 @@ def test_the_opt_level_is_part_of_the_cache_key(tmp_path, monkeypatch):
     tfn.function(lambda a: a * 3.0)(x)
     assert len([p for p in tmp_path.glob("*.so") if not p.name.startswith("fastcall-")]) == 2
     assert cache.cache_dir() == str(tmp_path)
+
+
+def test_the_target_key_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    concrete = tfn.function(lambda a: a * 3.0).get_concrete_function(tfn.TensorSpec([2], tfn.float32))
+    g, vector = concrete.graph, TensorType((2,), tfn.float32)
+    signature = dict(symbol=g.symbol, in_types=[vector], out_types=[vector])
+    for target in ("", "", "avx512f;workers=16"):
+        executable = runtime.compile(g.module, runtime.CompileOptions(target_key=target), **signature)
+        assert executable([np.array([1.0, 2.0], np.float32)])[0].tolist() == [3.0, 6.0]
+    assert len([p for p in tmp_path.glob("*.so") if not p.name.startswith("fastcall-")]) == 2
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))

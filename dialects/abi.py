@@ -1,0 +1,52 @@
+"""The contract between compiled tfn code and the runtime: exported globals, their layouts and agreed codes.
+
+Both sides import it: the lowerings that emit the globals and calls (passes/lowering/runtime_errors.py,
+passes/lowering/callbacks.py), the runtime that reads and sets them (runtime/executable.py, runtime/callbacks.py),
+and the frontend that declares callback sites while tracing (frontend/ops/py_function.py).
+
+Error channel: a shared object that can report a bad run-time value exports `@tfn_error_flag : memref<i32>` (0, or
+the code of the first error of the current call) and `@tfn_error_detail : memref<8xi64>` (up to DETAIL_LEN
+integers the op's error formatter reads). A positive code k names the k-th op (1-based, pre-order walk) among the
+traced module's tfn ops that may fail; CALLBACK_FAILED is recorded when a callback's handler failed. The runtime
+reads the flag after each call, resets it to 0 and raises.
+
+Callbacks: compiled code calls `i64 fn(i64 site, i64 args)` through the pointer in the exported global
+`@tfn_callback_fn : memref<i64>`, which the runtime sets after loading. `args` points to the i64 array
+`[n_in, n_out, phase, operand..., result...]` (CALLBACK_HEADER words, then per operand and result
+`[dtype code, rank, data pointer, dims...]`, the dtype code being its index in DTYPES). Sites >= 0 index the traced
+function's handlers; sites < 0 are the runtime's own (BUILTIN_*). A nonzero result means the handler failed.
+"""
+from mlir import ir
+from mlir.dialects import func as func_d
+
+from tfn.dialects import dtypes
+
+ERROR_FLAG = "tfn_error_flag"
+ERROR_DETAIL = "tfn_error_detail"
+DETAIL_LEN = 8
+CALLBACK_FAILED = -1  # the error code a failed callback records (the runtime raises the handler's own error)
+
+CALLBACK_FN = "tfn_callback_fn"
+CALLBACK_HEADER = 3
+DTYPES = dtypes.ALL
+BUILTIN_STRING_CONCAT = -1
+BUILTIN_STRING_EQUAL = -2
+BUILTIN_STRING_NOT_EQUAL = -3
+BUILTIN_STRING_CONSTANT = -4
+
+# On a private func.func declaration: the callback site a traced `func.call` of it runs (its integer value).
+SITE_ATTR = "tfn.site"
+
+
+def dtype_code(dtype):
+    """The number a dtype has in the callback argument array."""
+    return DTYPES.index(dtypes.as_dtype(dtype))
+
+
+def declare_site(module, name, site, in_types, out_types):
+    """Add `func.func private @name(...) attributes {tfn.site}` to the module (tfn types); returns it."""
+    with ir.InsertionPoint(module.body):
+        fn = func_d.FuncOp(name, ir.FunctionType.get([t.to_mlir() for t in in_types],
+                                                     [t.to_mlir() for t in out_types]), visibility="private")
+    fn.attributes[SITE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), site)
+    return fn

@@ -1,0 +1,90 @@
+"""The compile driver: a traced tfn module in, a loaded Executable out (cache key, pipeline, build, store, load).
+
+The frontend hands over the module it traced (which keeps the user's source locations) and what the Executable
+needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
+"""
+import dataclasses
+
+from mlir import ir
+
+from tfn.dialects.errors import CompileError
+from tfn.passes import pipelines, registry
+from tfn.passes.lowering import runtime_errors
+from tfn.runtime import cache, compiler
+from tfn.runtime.executable import Executable
+
+STAGES = pipelines.STAGES
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """How to compile: the pipeline (a name in passes/pipelines.py, or pipeline text), the LLVM opt level (None:
+    chosen per function by compiler.opt_level) and the target's key material (its pass options and CPU features
+    as one string; it names the artifact with the IR, so code built for one target is never loaded for another)."""
+
+    pipeline: str = "tfn-pipeline"
+    opt_level: int | None = None
+    target_key: str = ""
+
+
+DEFAULT_OPTIONS = CompileOptions()
+
+
+def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None):
+    """The Executable of function `symbol` of traced `module` (tfn dialect, left unchanged), from the artifact cache
+    or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
+    callback sites' handlers; name: the function's name in compile errors (default: symbol)."""
+    with module.context:
+        level = options.opt_level
+        if level is None:
+            level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
+        k = cache.key(str(module), _pipeline_text(options.pipeline), _option_key(level, options.target_key))
+        so, scratch = cache.lookup(k), None
+        if so is None:
+            lowered = _copy(module)
+            _run_pipeline(lowered.operation, options.pipeline, name or symbol)
+            so, scratch = compiler.build_and_store(lowered, k, level)
+    return Executable(so, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
+                      handlers=handlers)
+
+
+def stage_ir(module, stage, name):
+    """The IR text of traced `module` (left unchanged) lowered to `stage`: tfn, linalg, bufferized or llvm."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
+    with module.context:
+        lowered = _copy(module)
+        for s in STAGES[1:STAGES.index(stage) + 1]:
+            _run_pipeline(lowered.operation, pipelines.STAGE_PIPELINES[s], name)
+        return str(lowered)
+
+
+def _pipeline_text(pipeline):
+    """The text of a named pipeline; pipeline text stands for itself."""
+    named = pipelines.PIPELINES.get(pipeline)
+    return named.text if named is not None else pipeline
+
+
+def _option_key(level, target_key):
+    """The options' part of the cache key: the opt level unless it is the default 3, then the target's material."""
+    return ";".join(part for part in ("" if level == 3 else f"O{level}", target_key) if part)
+
+
+def _copy(module):
+    """A fresh ir.Module holding the traced IR, locations included (passes rewrite it in place)."""
+    return ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+
+
+def _run_pipeline(module_op, pipeline, fname):
+    try:
+        registry.run(pipeline, module_op)
+    except ir.MLIRError as e:
+        raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
+
+
+def _describer(module, symbol):
+    """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
+    def describe(code, details):
+        with module.context:
+            return runtime_errors.describe(module.operation, code, details, symbol)
+    return describe
