@@ -21,11 +21,11 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, llvm, memref, tensor
 from mlir.dialects import func as func_d
 
-from tfn.dialects import dtypes
+from tfn.dialects import dtypes, ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
-from tfn.passes.lowering.common import pattern
+from tfn.passes.lowering.common import lowering
 from tfn.passes.walk import collect
 
 FN_GLOBAL = "tfn_callback_fn"
@@ -36,8 +36,13 @@ BUILTIN_STRING_EQUAL = -2
 BUILTIN_STRING_NOT_EQUAL = -3
 BUILTIN_STRING_CONSTANT = -4
 
-# tfn op name -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
+# OpDef -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
 STRING_PATTERNS = {}
+
+
+def string_lowering(*opdefs):
+    """Register `fn(rw)` as the lowering of each OpDef given when one of its operands or results is a string."""
+    return lowering(*opdefs, table=STRING_PATTERNS)
 
 
 def dtype_code(dtype):
@@ -144,19 +149,20 @@ def _alloc_result(args, pos, t):
     return m
 
 
-@pattern("print")
+@lowering(ops.print)
 def lower_print(rw):
     """tfn.print {site} -> a phase-0 callback of the site with the op's tensor (if any)."""
     return emit_callback(rw.op, rw.attrs["site"], rw.operands, rw.in_types, [])
 
 
-def _string_pattern(site, *names):
+def _string_builtin(site, *opdefs):
+    """Lower string `opdefs` to a call of the runtime's builtin callback `site`."""
     def lower(rw):
         return emit_callback(rw.op, site, rw.operands, rw.in_types, rw.out_types)
-    for name in names:
-        STRING_PATTERNS["tfn." + name] = lower
+    string_lowering(*opdefs)(lower)
 
 
+@string_lowering(ops.constant)
 def lower_string_constant(rw):
     """A string constant: its bytes and offsets as i8/i64 constants, handles made by BUILTIN_STRING_CONSTANT."""
     arr, tt = rw.attrs["value"]
@@ -172,10 +178,9 @@ def lower_string_constant(rw):
     return [tensor.reshape(ttypes.lowered_tensor_type(tt), handles[0], shape)]
 
 
-STRING_PATTERNS["tfn.constant"] = lower_string_constant
-_string_pattern(BUILTIN_STRING_CONCAT, "add")
-_string_pattern(BUILTIN_STRING_EQUAL, "equal")
-_string_pattern(BUILTIN_STRING_NOT_EQUAL, "not_equal")
+_string_builtin(BUILTIN_STRING_CONCAT, ops.add)
+_string_builtin(BUILTIN_STRING_EQUAL, ops.equal)
+_string_builtin(BUILTIN_STRING_NOT_EQUAL, ops.not_equal)
 
 
 def has_strings(*type_lists):
