@@ -20,3 +20,10 @@ from tfn.dialects.optable import OPS
 
 globals().update(OPS)
 __all__ = sorted(OPS)
+
+
+def __getattr__(name):
+    """An op defined after this module was imported; a misspelled name raises AttributeError."""
+    if name in OPS:
+        return OPS[name]
+    raise AttributeError(f"tfn has no op named {name!r} (tfn.dialects.ops.<name> is an op of the table)")
