@@ -1,5 +1,9 @@
-"""Fill the op table: importing this module defines every `tfn` op."""
-from tfn.dialects import (  # noqa: F401  # noqa: F401  # noqa: F401
+"""Every `tfn` op as a named OpDef: `from tfn.dialects import ops; ops.add`.
+
+Importing this module fills the op table (one `ops_*` module per family) and binds each op under its name,
+so a registration against a misspelled op (`ops.addd`) fails when its module is imported.
+"""
+from tfn.dialects import (  # noqa: F401  (each defines its family's ops)
     ops_conv,
     ops_elementwise,
     ops_fill,
@@ -9,6 +13,17 @@ from tfn.dialects import (  # noqa: F401  # noqa: F401  # noqa: F401
     ops_print,
     ops_reduction,
     ops_scatter,
-    ops_shape,  # noqa: F401
+    ops_shape,
     ops_shape_of,
 )
+from tfn.dialects.optable import OPS
+
+globals().update(OPS)
+__all__ = sorted(OPS)
+
+
+def __getattr__(name):
+    """An op defined after this module was imported; a misspelled name raises AttributeError."""
+    if name in OPS:
+        return OPS[name]
+    raise AttributeError(f"tfn has no op named {name!r} (tfn.dialects.ops.<name> is an op of the table)")

@@ -68,4 +68,5 @@ def _conv_kernel(arrays, attrs):
 
 define("conv2d", ["input", "filters"], _conv_infer, _conv_kernel,
        {"strides": "i64s", "dilations": "i64s", "same": "bool"}, tf_name="Conv2D",
-       summary="2-D convolution of NHWC input with HWIO filters; SAME (TF's split) or VALID padding")
+       summary="2-D convolution of NHWC input with HWIO filters; SAME (TF's split) or VALID padding",
+       tf_api="nn.conv2d")

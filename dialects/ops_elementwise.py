@@ -14,24 +14,28 @@ def _quiet(fn):
     return kernel
 
 
-def _unary(name, fn, allowed, summary, differentiable=True):
+def _unary(name, fn, allowed, summary, differentiable=True, tf_api=None):
+    """An elementwise op of one operand; TF's public names default to tf.<name> and tf.math.<name>."""
     def infer(types, attrs):
         rules.allowed(name, types[0].dtype, allowed)
         return types[0]
-    define(name, ["x"], infer, _quiet(fn), summary=summary, differentiable=differentiable)
+    define(name, ["x"], infer, _quiet(fn), summary=summary, differentiable=differentiable,
+           tf_api=tf_api or (name, "math." + name))
 
 
 _TF_NAMES = {"floordiv": "FloorDiv", "floormod": "FloorMod", "divide": "RealDiv", "add": "AddV2"}
 
 
-def _binary(name, fn, allowed, summary, result_dtype=None, differentiable=True):
+def _binary(name, fn, allowed, summary, result_dtype=None, differentiable=True, tf_api=None):
+    """A broadcasting elementwise op of two operands; TF's public names default as `_unary`'s."""
     tf = _TF_NAMES.get(name) or "".join(p.capitalize() for p in name.split("_"))
 
     def infer(types, attrs):
         dt = rules.same_dtype(tf, types)
         rules.allowed(tf, dt, allowed)
         return rules.tensor(rules.broadcast_shapes(tf, types[0].shape, types[1].shape), result_dtype or dt)
-    define(name, ["x", "y"], infer, _quiet(fn), tf_name=tf, summary=summary, differentiable=differentiable)
+    define(name, ["x", "y"], infer, _quiet(fn), tf_name=tf, summary=summary, differentiable=differentiable,
+           tf_api=tf_api or (name, "math." + name))
 
 
 def _check_int_divisor(y):
@@ -74,15 +78,15 @@ F = rules.FLOATS
 N = rules.NUMERIC
 B = rules.BOOL
 
-_unary("identity", lambda x: x.copy(), rules.ANY, "x")
+_unary("identity", lambda x: x.copy(), rules.ANY, "x", tf_api="identity")
 _unary("negative", np.negative, SIGNED, "-x")
 _unary("abs", np.abs, SIGNED, "|x|")
 _unary("sign", lambda x: np.sign(x).astype(x.dtype), SIGNED, "-1, 0 or 1 by the sign of x (NaN stays NaN)")
 _unary("square", np.square, N, "x * x")
 _unary("sqrt", np.sqrt, F, "square root")
-_unary("rsqrt", _rsqrt, F, "1 / sqrt(x)")
+_unary("rsqrt", _rsqrt, F, "1 / sqrt(x)", tf_api="math.rsqrt")
 _unary("exp", np.exp, F, "e ** x")
-_unary("log", np.log, F, "natural logarithm")
+_unary("log", np.log, F, "natural logarithm", tf_api="math.log")
 _unary("tanh", np.tanh, F, "hyperbolic tangent")
 _unary("sigmoid", _sigmoid, F, "1 / (1 + exp(-x))")
 _unary("sin", np.sin, F, "sine")
@@ -92,9 +96,11 @@ _unary("logical_not", np.logical_not, B, "boolean not", differentiable=False)
 _binary("add", _add, N + (dtypes.string,), "x + y")
 _binary("subtract", np.subtract, N, "x - y")
 _binary("multiply", np.multiply, N, "x * y")
-_binary("divide", np.true_divide, F, "x / y on floats (the frontend casts integers first, as TF's truediv)")
-_binary("floordiv", _floordiv, N, "floor(x / y)")
-_binary("floormod", _floormod, N, "x - floor(x / y) * y (the sign of y, as Python's %)")
+_binary("divide", np.true_divide, F, "x / y on floats (the frontend casts integers first, as TF's truediv)",
+        tf_api=("divide", "truediv", "math.divide", "math.truediv"))
+_binary("floordiv", _floordiv, N, "floor(x / y)", tf_api="math.floordiv")
+_binary("floormod", _floormod, N, "x - floor(x / y) * y (the sign of y, as Python's %)",
+        tf_api=("math.floormod", "math.mod"))
 _binary("pow", _pow, N, "x ** y")
 _binary("maximum", np.maximum, N, "elementwise max (NaN propagates)")
 _binary("minimum", np.minimum, N, "elementwise min (NaN propagates)")
@@ -114,7 +120,7 @@ def _select_infer(types, attrs):
 
 
 define("select", ["cond", "x", "y"], _select_infer, lambda a, _: np.where(*a), tf_name="SelectV2",
-       summary="cond ? x : y, broadcasting all three")
+       summary="cond ? x : y, broadcasting all three", tf_api="where")
 
 
 def _cast_infer(types, attrs):
@@ -131,4 +137,4 @@ def _cast_kernel(arrays, attrs):
         return x.astype(to.np)
 
 
-define("cast", ["x"], _cast_infer, _cast_kernel, {"dtype": "dtype"}, summary="convert to another dtype")
+define("cast", ["x"], _cast_infer, _cast_kernel, {"dtype": "dtype"}, summary="convert to another dtype", tf_api="cast")

@@ -25,7 +25,7 @@ def _fill_infer(types, attrs):
 
 
 define("fill", ["value"], _fill_infer, lambda a, at: np.full(at["shape"], a[0], a[0].dtype), {"shape": "i64s"},
-       summary="a tensor of a static shape with every element the scalar `value`")
+       summary="a tensor of a static shape with every element the scalar `value`", tf_api="fill")
 
 
 def _fill_like_infer(types, attrs):
@@ -35,7 +35,7 @@ def _fill_like_infer(types, attrs):
 
 define("fill_like", ["x", "value"], _fill_like_infer, lambda a, at: np.full(a[0].shape, a[1], a[1].dtype),
        tf_name="Fill", summary="a tensor of x's shape (dynamic dims included) filled with the scalar `value`",
-       differentiable=False)
+       differentiable=False, tf_api=("zeros_like", "ones_like"))
 
 
 # range -------------------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def _range_kernel(arrays, attrs):
 
 define("range", ["start", "limit", "delta"], _range_infer, _range_kernel,
        summary="[start, start + delta, ...) up to limit (exclusive); a 1-D tensor of dynamic size",
-       differentiable=False)
+       differentiable=False, tf_api="range")
 
 
 # one_hot -----------------------------------------------------------------------------------------------
@@ -126,4 +126,4 @@ def _one_hot_kernel(arrays, attrs):
 define("one_hot", ["indices", "on_value", "off_value"], _one_hot_infer, _one_hot_kernel,
        {"depth": "i64", "axis": "i64"},
        summary="on_value where the new `axis` position equals the index, off_value elsewhere (out-of-range "
-               "indices give an all-off row)", differentiable=False)
+               "indices give an all-off row)", differentiable=False, tf_api="one_hot")

@@ -72,7 +72,8 @@ def _gather_kernel(arrays, attrs):
 
 
 define("gather", ["params", "indices"], _gather_infer, _gather_kernel, {"axis": "i64", "batch_dims": "i64"},
-       tf_name="GatherV2", summary="slices of params along `axis` at `indices` (each in [0, params.shape[axis]))")
+       tf_name="GatherV2", summary="slices of params along `axis` at `indices` (each in [0, params.shape[axis]))",
+       tf_api="gather")
 
 
 # strided_slice -----------------------------------------------------------------------------------------
@@ -167,4 +168,4 @@ define("strided_slice", ["x", "*values"], _strided_slice_infer, _strided_slice_k
        summary="x[...] per input dim: begin:end:strides (Python slice rules; a dim in begin_mask/end_mask has "
                "that bound omitted), or an index for dims in shrink_axis (dropped); new_axis are the output "
                "positions of inserted unit dims; dims in dynamic_begin/dynamic_end take that bound from "
-               "`values` (int64 scalars: the begins in order, then the ends)")
+               "`values` (int64 scalars: the begins in order, then the ends)", tf_api="Tensor.__getitem__")

@@ -49,4 +49,5 @@ def _matmul_kernel(arrays, attrs):
 
 
 define("matmul", ["a", "b"], _matmul_infer, _matmul_kernel, {"transpose_a": "bool", "transpose_b": "bool"},
-       tf_name="BatchMatMulV2", summary="matrix product over the last two dims, broadcasting the batch dims")
+       tf_name="BatchMatMulV2", summary="matrix product over the last two dims, broadcasting the batch dims",
+       tf_api=("matmul", "linalg.matmul"))

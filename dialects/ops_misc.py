@@ -7,4 +7,5 @@ def _constant_infer(types, attrs):
 
 
 define("constant", [], _constant_infer, lambda arrays, attrs: attrs["value"][0].copy(),
-       {"value": "dense"}, tf_name="Const", summary="a tensor from a dense attribute", differentiable=False)
+       {"value": "dense"}, tf_name="Const", summary="a tensor from a dense attribute", differentiable=False,
+       tf_api="constant")

@@ -101,4 +101,5 @@ def _print_kernel(arrays, attrs):
 # in its function (lowering/callbacks.py); unit eagerly.
 define("print", ["*inputs"], _print_infer, _print_kernel,
        {"prefix": "str", "suffix": "str", "summarize": "i64", "stream": "str", "site": "i64"},
-       results=0, tf_name="PrintV2", summary="write text and a formatted tensor to a stream", differentiable=False)
+       results=0, tf_name="PrintV2", summary="write text and a formatted tensor to a stream", differentiable=False,
+       tf_api="print")

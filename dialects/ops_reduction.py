@@ -99,7 +99,7 @@ REDUCTIONS = {
 
 for _name, (_tf, _fn, _allowed, _diff, _summary) in REDUCTIONS.items():
     define(_name, ["x"], _reduction_infer(_tf, _allowed), _kernel(_fn), {"axis": "i64s", "keepdims": "bool"},
-           tf_name=_tf, summary=_summary, differentiable=_diff)
+           tf_name=_tf, summary=_summary, differentiable=_diff, tf_api=(_name, "math." + _name))
 
 
 INDEX_DTYPES = (dtypes.int16, dtypes.int32, dtypes.int64)
@@ -129,6 +129,8 @@ def _arg_kernel(op, fn):
 
 
 define("argmax", ["x"], _arg_infer("ArgMax"), _arg_kernel("ArgMax", np.argmax), {"axis": "i64", "output_type": "dtype"},
-       tf_name="ArgMax", summary="index of the first maximum along axis (the first NaN wins)", differentiable=False)
+       tf_name="ArgMax", summary="index of the first maximum along axis (the first NaN wins)", differentiable=False,
+       tf_api=("argmax", "math.argmax"))
 define("argmin", ["x"], _arg_infer("ArgMin"), _arg_kernel("ArgMin", np.argmin), {"axis": "i64", "output_type": "dtype"},
-       tf_name="ArgMin", summary="index of the first minimum along axis (the first NaN wins)", differentiable=False)
+       tf_name="ArgMin", summary="index of the first minimum along axis (the first NaN wins)", differentiable=False,
+       tf_api=("argmin", "math.argmin"))

@@ -53,4 +53,5 @@ def _scatter_kernel(arrays, attrs):
 
 define("tensor_scatter_update", ["tensor", "indices", "updates"], _scatter_infer, _scatter_kernel,
        tf_name="TensorScatterUpdate",
-       summary="a copy of tensor with the slices at indices (rows of the last dim) replaced by updates")
+       summary="a copy of tensor with the slices at indices (rows of the last dim) replaced by updates",
+       tf_api="tensor_scatter_nd_update")

@@ -37,7 +37,7 @@ def _transpose_infer(types, attrs):
 
 
 define("transpose", ["x"], _transpose_infer, lambda a, at: np.transpose(a[0], at["perm"]), {"perm": "i64s"},
-       summary="permute the dimensions: out.shape[i] = x.shape[perm[i]]")
+       summary="permute the dimensions: out.shape[i] = x.shape[perm[i]]", tf_api="transpose")
 
 
 # reshape -----------------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def _reshape_infer(types, attrs):
 
 
 define("reshape", ["x"], _reshape_infer, lambda a, at: np.reshape(a[0], at["shape"]), {"shape": "i64s"},
-       summary="the same elements in row-major order with a new shape (one size may be -1)")
+       summary="the same elements in row-major order with a new shape (one size may be -1)", tf_api="reshape")
 
 
 # expand_dims / squeeze ---------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ def _expand_dims_infer(types, attrs):
 
 
 define("expand_dims", ["x"], _expand_dims_infer, lambda a, at: np.expand_dims(a[0], at["axis"]), {"axis": "i64"},
-       summary="insert a dimension of size 1 at `axis`")
+       summary="insert a dimension of size 1 at `axis`", tf_api="expand_dims")
 
 
 def squeeze_axes(shape, axis):
@@ -142,7 +142,7 @@ def _squeeze_kernel(arrays, attrs):
 
 
 define("squeeze", ["x"], _squeeze_infer, _squeeze_kernel, {"axis": "i64s"},
-       summary="remove dimensions of size 1 (the given axes, or all static ones)")
+       summary="remove dimensions of size 1 (the given axes, or all static ones)", tf_api="squeeze")
 
 
 # broadcast_to ------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def _broadcast_to_infer(types, attrs):
 
 
 define("broadcast_to", ["x"], _broadcast_to_infer, lambda a, at: np.broadcast_to(a[0], at["shape"]).copy(),
-       {"shape": "i64s"}, summary="broadcast x (NumPy rules) to a given shape")
+       {"shape": "i64s"}, summary="broadcast x (NumPy rules) to a given shape", tf_api="broadcast_to")
 
 
 # concat / stack / unstack ------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ def concat_type(types, axis):
 
 define("concat", ["x", "y"], lambda types, attrs: concat_type(types, attrs["axis"]),
        lambda a, at: np.concatenate(a, at["axis"]), {"axis": "i64"}, tf_name="ConcatV2",
-       summary="join two tensors along an existing axis (tfn.concat chains it over a list)")
+       summary="join two tensors along an existing axis (tfn.concat chains it over a list)", tf_api="concat")
 
 
 def stack_axis(rank, axis):
@@ -232,7 +232,7 @@ def _stack_infer(types, attrs):
 
 
 define("stack", ["*values"], _stack_infer, lambda a, at: np.stack(a, at["axis"]), {"axis": "i64"},
-       tf_name="Pack", summary="join tensors of one type along a new axis")
+       tf_name="Pack", summary="join tensors of one type along a new axis", tf_api="stack")
 
 
 def unstack_types(x, num, axis):
@@ -260,4 +260,4 @@ def _unstack_kernel(arrays, attrs):
 
 define("unstack", ["x"], lambda types, attrs: unstack_types(types[0], attrs["num"], attrs["axis"]),
        _unstack_kernel, {"num": "i64", "axis": "i64"}, results="*", tf_name="Unpack",
-       summary="split x along `axis` into tensors of rank one less")
+       summary="split x along `axis` into tensors of rank one less", tf_api="unstack")

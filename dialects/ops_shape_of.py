@@ -25,4 +25,4 @@ def _shape_kernel(arrays, attrs):
 
 
 define("shape", ["x"], _shape_infer, _shape_kernel, {"out_type": "dtype"},
-       summary="the dimensions of x as a 1-D int32/int64 tensor", differentiable=False)
+       summary="the dimensions of x as a 1-D int32/int64 tensor", differentiable=False, tf_api="shape")

@@ -1,4 +1,8 @@
-"""The op table: one `OpDef` per `tfn` op — operands, attributes, type rule and NumPy reference kernel."""
+"""The op table: one `OpDef` per `tfn` op — operands, attributes, type rule and NumPy reference kernel.
+
+Other layers register against the OpDef objects (`tfn.dialects.ops.add`), not their names: lowerings
+(passes/lowering), public functions (frontend/core/api.py), gradient rules. `OPS` maps names to OpDefs for
+lookups from MLIR op names."""
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,7 +14,7 @@ from tfn.dialects.types import TensorType
 OPS = {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # compared and hashed by identity: OpDefs key other layers' registries
 class OpDef:
     """One op of the `tfn` dialect.
 
@@ -19,6 +23,7 @@ class OpDef:
     `infer(types, attrs) -> list[TensorType]`: the result type rule; raises on invalid operands.
     `kernel(arrays, attrs) -> ndarray | list[ndarray]`: reference semantics, used eagerly and to fold.
     `results`: number of results, or "*" for a variadic group of one type (count given by `infer`).
+    `tf_api`: TF's documented public names of the op, as paths under `tf` ("math.add", "Tensor.__getitem__").
     """
 
     name: str
@@ -30,6 +35,10 @@ class OpDef:
     tf_name: str = ""
     summary: str = ""
     differentiable: bool = True
+    tf_api: tuple = ()
+
+    def __repr__(self):
+        return f"<OpDef {self.full_name}>"
 
     @property
     def full_name(self):
@@ -49,13 +58,23 @@ class OpDef:
 
 
 def define(name, operands, infer, kernel, attrs=None, **kw):
-    """Add an op to the table; the op's name must be new."""
+    """Add an op to the table and return its OpDef; the op's name must be new."""
     if name in OPS:
         raise ValueError(f"op tfn.{name} is defined twice")
+    tf_api = kw.pop("tf_api", ())
     op = OpDef(name, tuple(operands), infer, kernel, dict(attrs or {}), tf_name=kw.pop("tf_name", "") or
-               "".join(p.capitalize() for p in name.split("_")), **kw)
+               "".join(p.capitalize() for p in name.split("_")),
+               tf_api=(tf_api,) if isinstance(tf_api, str) else tuple(tf_api), **kw)
     OPS[name] = op
     return op
+
+
+def require(opdefs, what):
+    """Check that each of `opdefs` is an OpDef (registries are keyed by the op objects, not their names)."""
+    for op in opdefs:
+        if not isinstance(op, OpDef):
+            raise TypeError(f"{what} must be registered against an OpDef (tfn.dialects.ops.<name>), got {op!r}")
+    return opdefs
 
 
 def lookup(full_name):

@@ -1,4 +1,8 @@
-"""tfn: TensorFlow's tf.function rebuilt as a compiler on MLIR. `import tfn as tf` runs the guide's programs."""
+"""tfn: TensorFlow's tf.function rebuilt as a compiler on MLIR. `import tfn as tf` runs the guide's programs.
+
+The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
+of the public names are imported below.
+"""
 from tfn import (  # noqa: F401
     autograph,
     config,
@@ -8,10 +12,12 @@ from tfn import (  # noqa: F401
     math,
     nest,
     nn,
+    ops,
     types,
 )
 from tfn.config import executing_eagerly  # noqa: F401
-from tfn.core.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: F401
+from tfn.core import api as _api
+from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor  # noqa: F401
 from tfn.core.tensor_shape import TensorShape  # noqa: F401
 from tfn.core.tensor_spec import TensorSpec  # noqa: F401
 from tfn.dtypes import (  # noqa: F401
@@ -30,72 +36,14 @@ from tfn.dtypes import (  # noqa: F401
     string,
     uint8,
 )
-from tfn.ops.array_ops import (  # noqa: F401
-    broadcast_to,
-    concat,
-    expand_dims,
-    reshape,
-    squeeze,
-    stack,
-    transpose,
-    unstack,
-)
 from tfn.ops.control_flow import cond, while_loop  # noqa: F401
-from tfn.ops.fill_ops import fill, one_hot, ones, ones_like, range, zeros, zeros_like  # noqa: F401
-from tfn.ops.linalg_ops import matmul  # noqa: F401
-from tfn.ops.math_ops import (  # noqa: F401
-    abs,
-    add,
-    cast,
-    cos,
-    equal,
-    exp,
-    greater,
-    greater_equal,
-    identity,
-    less,
-    less_equal,
-    logical_and,
-    logical_not,
-    logical_or,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    not_equal,
-    pow,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    subtract,
-    tanh,
-    truediv,
-    where,
-)
-from tfn.ops.print_ops import print  # noqa: F401,A004
 from tfn.ops.py_function import py_function  # noqa: F401
-from tfn.ops.reduction_ops import (  # noqa: F401
-    argmax,
-    argmin,
-    reduce_all,
-    reduce_any,
-    reduce_max,
-    reduce_mean,
-    reduce_min,
-    reduce_prod,
-    reduce_sum,
-)
-from tfn.ops.scatter_ops import tensor_scatter_nd_update  # noqa: F401
-from tfn.ops.shape_ops import rank, shape, size  # noqa: F401
-from tfn.ops.slicing_ops import gather  # noqa: F401
 from tfn.ops.tensor_array import TensorArray  # noqa: F401
 from tfn.state.module import Module  # noqa: F401
 from tfn.state.variables import Variable, init_scope  # noqa: F401
 from tfn.tracing.function import ConcreteFunction  # noqa: F401
 from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
-divide = truediv
+globals().update(_api.namespace(""))
 
 __version__ = "0.1.0"

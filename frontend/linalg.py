@@ -1,2 +1,6 @@
-"""`tfn.linalg`: linear algebra under TensorFlow's names."""
-from tfn.ops.linalg_ops import matmul  # noqa: F401
+"""`tfn.linalg`: linear algebra under TensorFlow's names, as the op families export them (core/api.py)."""
+from tfn import ops as _ops  # noqa: F401  (the op families register their public functions)
+from tfn.core import api as _api
+
+globals().update(_api.namespace("linalg"))
+__all__ = sorted(_api.namespace("linalg"))

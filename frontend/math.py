@@ -1,47 +1,6 @@
-"""`tfn.math`: math functions under TensorFlow's names."""
-from tfn.ops.math_ops import (  # noqa: F401
-    abs,
-    add,
-    cos,
-    divide,
-    equal,
-    exp,
-    floor_div,
-    floordiv,
-    floormod,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    log,
-    logical_and,
-    logical_not,
-    logical_or,
-    maximum,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    not_equal,
-    pow,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    subtract,
-    tanh,
-    truediv,
-)
-from tfn.ops.reduction_ops import (  # noqa: F401
-    argmax,
-    argmin,
-    reduce_all,
-    reduce_any,
-    reduce_max,
-    reduce_mean,
-    reduce_min,
-    reduce_prod,
-    reduce_sum,
-)
+"""`tfn.math`: math functions under TensorFlow's names, as the op families export them (core/api.py)."""
+from tfn import ops as _ops  # noqa: F401  (the op families register their public functions)
+from tfn.core import api as _api
+
+globals().update(_api.namespace("math"))
+__all__ = sorted(_api.namespace("math"))

@@ -1,4 +1,11 @@
-"""tfn's passes by name, and PassManager construction mixing them with upstream passes."""
+"""tfn's passes by name, and PassManager construction mixing them with upstream passes.
+
+A tfn pass lives in the file named after it (`tfn-to-linalg` in passes/tfn_to_linalg.py, xDSL's rule): the
+registry lists the files and imports a pass's module on its first use; the module registers the pass.
+"""
+import functools
+import importlib
+import os
 from dataclasses import dataclass
 
 from mlir import ir
@@ -7,7 +14,7 @@ from mlir.passmanager import PassManager
 from tfn.dialects import context as dialect_context
 from tfn.passes.pipelines import PIPELINES
 
-PASSES = {}
+PASSES = {}  # the passes loaded so far: name -> Pass
 
 
 class PassFailure(Exception):
@@ -21,14 +28,43 @@ class Pass:
     run: object  # fn(module_operation) -> None; emits diagnostics and raises PassFailure on error
 
 
+def _module_name(name):
+    return "tfn.passes." + name.replace("-", "_")
+
+
 def register(name, summary):
-    """Decorator registering `fn(module_op)` as the tfn pass `name`."""
+    """Decorator registering `fn(module_op)` as the tfn pass `name`, defined in the file named after it."""
     def deco(fn):
         if name in PASSES:
             raise ValueError(f"pass {name} registered twice")
+        if fn.__module__ != _module_name(name):
+            raise ValueError(f"pass {name} must be defined in {_module_name(name)}, not {fn.__module__}")
         PASSES[name] = Pass(name, summary, fn)
         return fn
     return deco
+
+
+@functools.cache
+def pass_names():
+    """The name of every tfn pass, one per `tfn_*.py` file of this package (pass name = file name)."""
+    files = os.listdir(os.path.dirname(__file__))
+    return tuple(sorted(f[:-3].replace("_", "-") for f in files if f.startswith("tfn_") and f.endswith(".py")))
+
+
+def get_pass(name):
+    """The tfn pass `name`, its module imported on first use; None when no tfn pass has that name."""
+    found = PASSES.get(name)
+    if found is not None or name not in pass_names():
+        return found
+    importlib.import_module(_module_name(name))
+    if name not in PASSES:
+        raise ValueError(f"{_module_name(name)} does not register the pass {name}")
+    return PASSES[name]
+
+
+def all_passes():
+    """Every tfn pass by name (imports each pass's module: for listings, not for running a pipeline)."""
+    return {name: get_pass(name) for name in pass_names()}
 
 
 def _external(p):
@@ -62,21 +98,14 @@ def split_pipeline(text):
     return parts
 
 
-def _ensure_loaded():
-    # start-up cost: the passes (~20 modules) load when a pipeline first runs, not at `import tfn`; each registers
-    # itself on import.
-    from tfn.passes import all_passes  # noqa: F401
-
-
 def add_to(pm, pipeline):
     """Append a textual pipeline to a PassManager; tfn pass and pipeline names are expanded here."""
-    _ensure_loaded()
     for element in split_pipeline(pipeline):
         name = element.split("{", 1)[0].strip()
         if name in PIPELINES:
             add_to(pm, PIPELINES[name].text)
-        elif name in PASSES:
-            pm.add(_external(PASSES[name]), name=name, argument=name, description=PASSES[name].summary)
+        elif (tfn_pass := get_pass(name)) is not None:
+            pm.add(_external(tfn_pass), name=name, argument=name, description=tfn_pass.summary)
         else:
             pm.add(element)  # upstream; raises ValueError naming the element when unknown
     return pm

@@ -3,15 +3,19 @@ from mlir import ir
 
 from tfn.dialects import optable
 from tfn.dialects.types import TensorType
-from tfn.passes.lowering import callbacks, elementwise, misc  # noqa: F401  (register patterns)
-from tfn.passes.lowering import conv as _conv_patterns  # noqa: F401
-from tfn.passes.lowering import fill as _fill_patterns  # noqa: F401
-from tfn.passes.lowering import gather as _gather_patterns  # noqa: F401
-from tfn.passes.lowering import matmul as _matmul_patterns  # noqa: F401
-from tfn.passes.lowering import reduction as _reduction_patterns  # noqa: F401
-from tfn.passes.lowering import scatter as _scatter_patterns  # noqa: F401
-from tfn.passes.lowering import shape as _shape_patterns  # noqa: F401
-from tfn.passes.lowering import shape_of as _shape_of_patterns  # noqa: F401
+from tfn.passes.lowering import (  # noqa: F401  (each module registers its family's patterns)
+    callbacks,
+    conv,
+    elementwise,
+    fill,
+    gather,
+    matmul,
+    misc,
+    reduction,
+    scatter,
+    shape,
+    shape_of,
+)
 from tfn.passes.lowering.common import PATTERNS, Rewrite
 from tfn.passes.lowering.control_flow import (
     fix_bool_extracts,
@@ -51,14 +55,14 @@ def lower_module(module_op):
     retype_control_flow(module_op)
     codes = site_codes([op for op, _, _ in plan])  # the run-time error channel's numbering
     for (op, in_types, out_types), code in zip(plan, codes):
-        fn = PATTERNS.get(op.name)
+        opdef = optable.lookup(op.name)
+        fn = PATTERNS.get(opdef)
         if callbacks.has_strings(in_types, out_types):  # string ops call into the runtime
-            fn = callbacks.STRING_PATTERNS.get(op.name, fn)
+            fn = callbacks.STRING_PATTERNS.get(opdef, fn)
         if fn is None:
             op.location.emit_error(f"'{op.name}' op has no lowering to linalg")
             raise PassFailure()
-        opdef = optable.lookup(op.name)
-        rw = Rewrite(op, in_types, out_types, optable.decode_attrs(opdef, op))
+        rw = Rewrite(op, in_types, out_types, optable.decode_attrs(opdef, op), opdef)
         rw.error_code = code
         with ir.InsertionPoint(op), op.location:
             new_values = fn(rw)

@@ -3,9 +3,8 @@ import argparse
 import re
 import sys
 
-from tfn.passes import all_passes  # noqa: F401  (registers every tfn pass and pipeline)
 from tfn.passes.pipelines import PIPELINES
-from tfn.passes.registry import PASSES
+from tfn.passes.registry import all_passes
 from tfn.tools.driver import Driver
 
 SPLIT_MARKER = "// -----"
@@ -36,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _epilog():
-    rows = ["tfn passes:"] + [f"  --{n:<28} {PASSES[n].summary}" for n in sorted(PASSES)]
+    rows = ["tfn passes:"] + [f"  --{n:<28} {p.summary}" for n, p in sorted(all_passes().items())]
     rows += ["", "tfn pipelines:"] + [f"  --{n:<28} {PIPELINES[n].summary}" for n in sorted(PIPELINES)]
     rows += ["", "Any upstream MLIR pass works as --<name> or --<name>=<options>, or inside -p.",
              "Passes given as flags run in command-line order; they cannot be mixed with -p."]

@@ -15,9 +15,9 @@ def _check_scope(t, g):
         raise leaks.out_of_scope(t)
 
 
-def apply(name, inputs, attrs=None):
-    """Apply `tfn.<name>` to tensors; returns one tensor, or a list when the op has several results."""
-    opdef = optable.OPS[name]
+def apply(op, inputs, attrs=None):
+    """Apply an op (its OpDef, or its name) to tensors; returns one tensor, or a list when it has several results."""
+    opdef = op if isinstance(op, optable.OpDef) else optable.OPS[op]
     attrs = attrs or {}
     g = graph_mod.current()
     inputs = [x.value() if isinstance(x, Variable) else x for x in inputs]  # read variables in program order

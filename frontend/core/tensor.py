@@ -4,6 +4,7 @@ import numpy as np
 from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.tensor_shape import TensorShape
+from tfn.dialects import ops
 from tfn.dialects.errors import OperatorNotAllowedInGraphError
 
 
@@ -223,7 +224,7 @@ def convert_to_numpy(value, dtype=None):
     return arr.astype(dt.np, copy=False), dt
 
 
-@op_api("constant")
+@op_api(ops.constant, exports=("constant",))
 def constant(value, dtype=None, shape=None, name=None):
     """An eager tensor from a Python or NumPy value (`tf.constant`)."""
     if isinstance(value, TensorBase) and type(value) is not Tensor and type(value) is not SymbolicTensor:

@@ -1,1 +1,17 @@
-"""Public op functions by family (math, arrays, reductions, ...), tfn.cond/while_loop and TensorArray."""
+"""Public op functions by family (math, arrays, reductions, ...), tfn.cond/while_loop and TensorArray.
+
+Importing this package imports every family that registers public functions (core/api.py), from which the
+`tfn`, `tfn.math`, `tfn.linalg` and `tfn.nn` namespaces take their op functions.
+"""
+from tfn.ops import (  # noqa: F401  (each registers its family's public functions)
+    array_ops,
+    fill_ops,
+    linalg_ops,
+    math_ops,
+    nn_ops,
+    print_ops,
+    reduction_ops,
+    scatter_ops,
+    shape_ops,
+    slicing_ops,
+)

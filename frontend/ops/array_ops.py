@@ -9,7 +9,7 @@ from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
-from tfn.dialects import ops_shape
+from tfn.dialects import ops, ops_shape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.types import TensorType
 from tfn.ops.math_ops import identity
@@ -65,7 +65,7 @@ def _type(t):
     return TensorType(t._shape, t.dtype)
 
 
-@op_api("transpose")
+@op_api(ops.transpose, exports=("transpose",))
 def transpose(a, perm=None, conjugate=False, name=None):
     """Permute the dimensions of `a`: result dim i is `a`'s dim perm[i]; perm None reverses them."""
     x = convert_to_tensor(a)
@@ -73,21 +73,21 @@ def transpose(a, perm=None, conjugate=False, name=None):
     return apply("transpose", [x], {"perm": perm})
 
 
-@op_api("reshape")
+@op_api(ops.reshape, exports=("reshape",))
 def reshape(tensor, shape, name=None):
     """The elements of `tensor` in row-major order with a new shape (one size may be -1)."""
     x = convert_to_tensor(tensor)
     return apply("reshape", [x], {"shape": _static_ints(shape, "shape", "Reshape")})
 
 
-@op_api("expand_dims")
+@op_api(ops.expand_dims, exports=("expand_dims",))
 def expand_dims(input, axis, name=None):  # noqa: A002
     """`input` with a dimension of size 1 inserted at `axis` (in [-rank-1, rank])."""
     x = convert_to_tensor(input)
     return apply("expand_dims", [x], {"axis": _static_int(axis, "axis", "ExpandDims")})
 
 
-@op_api("squeeze")
+@op_api(ops.squeeze, exports=("squeeze",))
 def squeeze(input, axis=None, name=None):  # noqa: A002
     """`input` without the size-1 dims in `axis` (int or list); axis None removes every static size-1 dim.
 
@@ -98,14 +98,14 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     return apply("squeeze", [x], {"axis": None if axis is None else _axis_list(axis, "Squeeze")})
 
 
-@op_api("broadcast_to")
+@op_api(ops.broadcast_to, exports=("broadcast_to",))
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """`input` broadcast (NumPy rules) to `shape`; a dynamic input dim is assumed to match `shape`."""
     x = convert_to_tensor(input)
     return apply("broadcast_to", [x], {"shape": _static_ints(shape, "shape", "BroadcastTo")})
 
 
-@op_api("concat")
+@op_api(ops.concat, exports=("concat",))
 def concat(values, axis, name="concat"):
     """The tensors in `values` joined along an existing `axis` (a pairwise `tfn.concat` chain)."""
     values = list(values) if isinstance(values, (list, tuple)) else [values]
@@ -122,7 +122,7 @@ def concat(values, axis, name="concat"):
     return ts[0]
 
 
-@op_api("stack")
+@op_api(ops.stack, exports=("stack",))
 def stack(values, axis=0, name="stack"):
     """The tensors in `values` (one dtype, compatible shapes) joined along a new `axis`."""
     values = list(values)
@@ -141,7 +141,7 @@ def stack(values, axis=0, name="stack"):
     return apply("stack", ts, {"axis": axis})
 
 
-@op_api("unstack")
+@op_api(ops.unstack, exports=("unstack",))
 def unstack(value, num=None, axis=0, name="unstack"):
     """The list of rank-(R-1) tensors that `value` holds along `axis` (`num` defaults to its static size)."""
     x = convert_to_tensor(value)

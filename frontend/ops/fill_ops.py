@@ -7,11 +7,11 @@ import numpy as np
 
 from tfn import dtypes
 from tfn.core import graph as graph_mod
-from tfn.core.api import op_api
+from tfn.core.api import export, op_api
 from tfn.core.dispatch import _apply_symbolic, apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
-from tfn.dialects import optable
+from tfn.dialects import ops, optable
 from tfn.ops.math_ops import cast
 
 
@@ -41,7 +41,7 @@ def _make(name, inputs, attrs):
     return apply(name, inputs, attrs)
 
 
-@op_api("fill")
+@op_api(ops.fill, exports=("fill",))
 def fill(dims, value, name=None):
     """A tensor of shape `dims` with every element the scalar `value` (dtype from value, as TF)."""
     return _make("fill", [convert_to_tensor(value)], {"shape": _static_shape(dims, "Fill")})
@@ -51,25 +51,28 @@ def _scalar(v, dtype):
     return convert_to_tensor(b"" if dtype.is_string and v == 0 else v, dtype)
 
 
+@export("zeros")
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 0 (False, b"") of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
     return _make("fill", [_scalar(0, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 
+@export("ones")
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 1 (True) of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
     return _make("fill", [_scalar(1, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 
-@op_api("fill_like")
+@op_api(ops.fill_like, exports=("zeros_like",))
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """A tensor of input's shape (dynamic dims included) filled with 0, of `dtype` (default input's)."""
     x = convert_to_tensor(input)
     return apply("fill_like", [x, _scalar(0, dtypes.as_dtype(dtype or x.dtype))])
 
 
+@export("ones_like")
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """A tensor of input's shape (dynamic dims included) filled with 1, of `dtype` (default input's)."""
     x = convert_to_tensor(input)
@@ -79,7 +82,7 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 _RANGE_HIERARCHY = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
 
 
-@op_api("range")
+@op_api(ops.range, exports=("range",))
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """[start, start + delta, ...) below limit (above it for delta < 0), as TF's tf.range.
 
@@ -101,7 +104,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     return apply("range", ts)
 
 
-@op_api("one_hot")
+@op_api(ops.one_hot, exports=("one_hot",))
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """A one-hot tensor: on_value where the new `axis` (default last) position equals the index, off_value
     elsewhere (out-of-range indices give an all-off row). dtype comes from on/off_value, else float32."""

@@ -2,9 +2,10 @@
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import TensorBase
+from tfn.dialects import ops
 
 
-@op_api("matmul")
+@op_api(ops.matmul, exports=("matmul", "linalg.matmul"))
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
            b_is_sparse=False, name=None):
     """a @ b over the last two dims with broadcast batch dims; adjoint is transpose for real dtypes."""

@@ -3,67 +3,73 @@ from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import TensorBase, convert_to_tensor
+from tfn.dialects import ops
 from tfn.dialects.rules import same_dtype
 
 
-def _unary(name):
-    @op_api(name)
+def _both(opdef):
+    """The default exports of an elementwise function: tfn.<name> and tfn.math.<name>."""
+    return opdef.name, "math." + opdef.name
+
+
+def _unary(opdef, *exports):
+    """The public function of an elementwise op of one operand, exported at `exports` (default: `_both`)."""
+    @op_api(opdef, exports=exports or _both(opdef))
     def fn(x, name=None):
-        return apply(_op, [convert_to_tensor(x)])
-    _op = name
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `tfn.{name}`."
+        return apply(opdef, [convert_to_tensor(x)])
+    fn.__name__ = opdef.name
+    fn.__doc__ = f"Elementwise `{opdef.full_name}`."
     return fn
 
 
-def _binary(name):
-    @op_api(name)
+def _binary(opdef, *exports):
+    """The public function of a broadcasting elementwise op of two operands, exported as `_unary`'s."""
+    @op_api(opdef, exports=exports or _both(opdef))
     def fn(x, y, name=None):
-        return apply(_op, tensors(x, y))
-    _op = name
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `tfn.{name}` with broadcasting."
+        return apply(opdef, tensors(x, y))
+    fn.__name__ = opdef.name
+    fn.__doc__ = f"Elementwise `{opdef.full_name}` with broadcasting."
     return fn
 
 
-identity = _unary("identity")
-negative = _unary("negative")
-abs = _unary("abs")  # noqa: A001
-sign = _unary("sign")
-square = _unary("square")
-sqrt = _unary("sqrt")
-rsqrt = _unary("rsqrt")
-exp = _unary("exp")
-log = _unary("log")
-tanh = _unary("tanh")
-sigmoid = _unary("sigmoid")
-sin = _unary("sin")
-cos = _unary("cos")
-logical_not = _unary("logical_not")
+identity = _unary(ops.identity, "identity")
+negative = _unary(ops.negative)
+abs = _unary(ops.abs)  # noqa: A001
+sign = _unary(ops.sign)
+square = _unary(ops.square)
+sqrt = _unary(ops.sqrt)
+rsqrt = _unary(ops.rsqrt, "math.rsqrt")
+exp = _unary(ops.exp)
+log = _unary(ops.log, "math.log")
+tanh = _unary(ops.tanh)
+sigmoid = _unary(ops.sigmoid)
+sin = _unary(ops.sin)
+cos = _unary(ops.cos)
+logical_not = _unary(ops.logical_not)
 
-add = _binary("add")
-subtract = _binary("subtract")
-multiply = _binary("multiply")
-floordiv = _binary("floordiv")
-floormod = _binary("floormod")
-pow = _binary("pow")  # noqa: A001
-maximum = _binary("maximum")
-minimum = _binary("minimum")
-equal = _binary("equal")
-not_equal = _binary("not_equal")
-less = _binary("less")
-less_equal = _binary("less_equal")
-greater = _binary("greater")
-greater_equal = _binary("greater_equal")
-logical_and = _binary("logical_and")
-logical_or = _binary("logical_or")
+add = _binary(ops.add)
+subtract = _binary(ops.subtract)
+multiply = _binary(ops.multiply)
+floordiv = _binary(ops.floordiv, "math.floordiv", "math.floor_div")
+floormod = _binary(ops.floormod, "math.floormod", "math.mod")
+pow = _binary(ops.pow)  # noqa: A001
+maximum = _binary(ops.maximum)
+minimum = _binary(ops.minimum)
+equal = _binary(ops.equal)
+not_equal = _binary(ops.not_equal)
+less = _binary(ops.less)
+less_equal = _binary(ops.less_equal)
+greater = _binary(ops.greater)
+greater_equal = _binary(ops.greater_equal)
+logical_and = _binary(ops.logical_and)
+logical_or = _binary(ops.logical_or)
 
 mod = floormod
 floor_div = floordiv
 neg = negative
 
 
-@op_api("divide")
+@op_api(ops.divide, exports=("divide", "truediv", "math.divide", "math.truediv"))
 def truediv(x, y, name=None):
     """x / y; integer tensors are first cast to float (int8/16 -> float32, int32/64 -> float64), as TF."""
     x, y = tensors(x, y)
@@ -79,7 +85,7 @@ def truediv(x, y, name=None):
 divide = truediv
 
 
-@op_api("cast")
+@op_api(ops.cast, exports=("cast",))
 def cast(x, dtype, name=None):
     """Convert to another dtype (float -> int truncates toward zero)."""
     x = convert_to_tensor(x)
@@ -89,7 +95,7 @@ def cast(x, dtype, name=None):
     return apply("cast", [x], {"dtype": dtype})
 
 
-@op_api("select")
+@op_api(ops.select, exports=("where",))
 def where(condition, x=None, y=None, name=None):
     """Elementwise `condition ? x : y` with broadcasting (`tf.where` with x and y)."""
     if x is None or y is None:

@@ -6,7 +6,7 @@ from tfn import nest
 from tfn.core import graph as graph_mod
 from tfn.core.api import op_api
 from tfn.core.tensor import TensorBase
-from tfn.dialects import optable
+from tfn.dialects import ops, optable
 from tfn.dialects.ops_print import STREAMS
 from tfn.state.variables import Variable
 
@@ -51,7 +51,7 @@ def _pieces(inputs, sep, end):
     return pieces
 
 
-@op_api("print")
+@op_api(ops.print, exports=("print",))
 def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
     """Print inputs like tf.print (to sys.stderr by default): eagerly now; in a tfn.function at every call."""
     stream = "stderr" if output_stream is None else _stream_name(output_stream)

@@ -5,6 +5,7 @@ from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
+from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 
 
@@ -32,25 +33,24 @@ def reduction_axes(op, x, axis):
     return tuple(sorted(out))
 
 
-def _reduction(name, tf_name, doc):
-    @op_api(name)
+def _reduction(opdef, doc):
+    """The public function of a reduction op, exported as tfn.<name> and tfn.math.<name>."""
+    @op_api(opdef, exports=(opdef.name, "math." + opdef.name))
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
-        return apply(_op, [x], {"axis": reduction_axes(tf_name, x, axis), "keepdims": bool(keepdims)})
-    _op = name
-    fn.__name__ = name
+        return apply(opdef, [x], {"axis": reduction_axes(opdef.tf_name, x, axis), "keepdims": bool(keepdims)})
+    fn.__name__ = opdef.name
     fn.__doc__ = doc
     return fn
 
 
-reduce_sum = _reduction("reduce_sum", "Sum", "Sum over `axis` (None: all dims), keeping reduced dims as 1s with "
-                        "keepdims.")
-reduce_mean = _reduction("reduce_mean", "Mean", "Mean over `axis`; integer means truncate toward zero, as TF.")
-reduce_prod = _reduction("reduce_prod", "Prod", "Product over `axis` (1 for an empty reduction).")
-reduce_max = _reduction("reduce_max", "Max", "Maximum over `axis` (the dtype's lowest value when empty).")
-reduce_min = _reduction("reduce_min", "Min", "Minimum over `axis` (the dtype's highest value when empty).")
-reduce_any = _reduction("reduce_any", "Any", "Logical or of a bool tensor over `axis`.")
-reduce_all = _reduction("reduce_all", "All", "Logical and of a bool tensor over `axis`.")
+reduce_sum = _reduction(ops.reduce_sum, "Sum over `axis` (None: all dims), keeping reduced dims as 1s with keepdims.")
+reduce_mean = _reduction(ops.reduce_mean, "Mean over `axis`; integer means truncate toward zero, as TF.")
+reduce_prod = _reduction(ops.reduce_prod, "Product over `axis` (1 for an empty reduction).")
+reduce_max = _reduction(ops.reduce_max, "Maximum over `axis` (the dtype's lowest value when empty).")
+reduce_min = _reduction(ops.reduce_min, "Minimum over `axis` (the dtype's highest value when empty).")
+reduce_any = _reduction(ops.reduce_any, "Logical or of a bool tensor over `axis`.")
+reduce_all = _reduction(ops.reduce_all, "Logical and of a bool tensor over `axis`.")
 
 
 def _arg_axis(op, x, axis):
@@ -66,17 +66,17 @@ def _arg_axis(op, x, axis):
     return a % rank
 
 
-def _arg_reduction(name, tf_name, doc):
-    @op_api(name)
+def _arg_reduction(opdef, doc):
+    """The public function of argmax/argmin, exported as tfn.<name> and tfn.math.<name>."""
+    @op_api(opdef, exports=(opdef.name, "math." + opdef.name))
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = convert_to_tensor(input)
-        attrs = {"axis": _arg_axis(tf_name, x, axis), "output_type": dtypes.as_dtype(output_type)}
-        return apply(_op, [x], attrs)
-    _op = name
-    fn.__name__ = name
+        attrs = {"axis": _arg_axis(opdef.tf_name, x, axis), "output_type": dtypes.as_dtype(output_type)}
+        return apply(opdef, [x], attrs)
+    fn.__name__ = opdef.name
     fn.__doc__ = doc
     return fn
 
 
-argmax = _arg_reduction("argmax", "ArgMax", "Index of the first largest value along `axis` (None: 0).")
-argmin = _arg_reduction("argmin", "ArgMin", "Index of the first smallest value along `axis` (None: 0).")
+argmax = _arg_reduction(ops.argmax, "Index of the first largest value along `axis` (None: 0).")
+argmin = _arg_reduction(ops.argmin, "Index of the first smallest value along `axis` (None: 0).")

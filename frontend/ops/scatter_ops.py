@@ -2,9 +2,10 @@
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import convert_to_tensor
+from tfn.dialects import ops
 
 
-@op_api("tensor_scatter_update")
+@op_api(ops.tensor_scatter_update, exports=("tensor_scatter_nd_update",))
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """A copy of `tensor` with `tensor[indices[j]] = updates[j]` for each row j of indices' last dim (int32/int64);
     an index out of range raises InvalidArgumentError (when the compiled function runs)."""

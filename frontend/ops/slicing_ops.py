@@ -11,6 +11,7 @@ from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 
 _LIMIT = 2 ** 62  # Python ints beyond this are clamped: no dim is that large, and attributes are int64
@@ -28,7 +29,7 @@ def _static_int(value, what, op):
     return int(value)
 
 
-@op_api("gather")
+@op_api(ops.gather, exports=("gather",))
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Slices of `params` along `axis` at `indices` (int16/32/64, any shape); each index must be in
     [0, params.shape[axis]), else InvalidArgumentError (raised by the compiled function when it runs)."""
@@ -141,5 +142,5 @@ def _spec(x, items):
     return spec
 
 
-op_api("strided_slice")(getitem)
+op_api(ops.strided_slice)(getitem)
 TensorBase.__getitem__ = getitem  # x[key] on every tensor

@@ -21,7 +21,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, llvm, memref, tensor
 
-from tfn.dialects import dtypes
+from tfn.dialects import dtypes, ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.abi import (
     BUILTIN_STRING_CONCAT,
@@ -35,11 +35,16 @@ from tfn.dialects.abi import (
 )
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
-from tfn.passes.lowering.common import pattern
+from tfn.passes.lowering.common import lowering
 from tfn.passes.walk import collect
 
-# tfn op name -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
+# OpDef -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
 STRING_PATTERNS = {}
+
+
+def string_lowering(*opdefs):
+    """Register `fn(rw)` as the lowering of each OpDef given when one of its operands or results is a string."""
+    return lowering(*opdefs, table=STRING_PATTERNS)
 
 
 def _i64():
@@ -141,19 +146,20 @@ def _alloc_result(args, pos, t):
     return m
 
 
-@pattern("print")
+@lowering(ops.print)
 def lower_print(rw):
     """tfn.print {site} -> a phase-0 callback of the site with the op's tensor (if any)."""
     return emit_callback(rw.op, rw.attrs["site"], rw.operands, rw.in_types, [])
 
 
-def _string_pattern(site, *names):
+def _string_builtin(site, *opdefs):
+    """Lower string `opdefs` to a call of the runtime's builtin callback `site`."""
     def lower(rw):
         return emit_callback(rw.op, site, rw.operands, rw.in_types, rw.out_types)
-    for name in names:
-        STRING_PATTERNS["tfn." + name] = lower
+    string_lowering(*opdefs)(lower)
 
 
+@string_lowering(ops.constant)
 def lower_string_constant(rw):
     """A string constant: its bytes and offsets as i8/i64 constants, handles made by BUILTIN_STRING_CONSTANT."""
     arr, tt = rw.attrs["value"]
@@ -169,10 +175,9 @@ def lower_string_constant(rw):
     return [tensor.reshape(ttypes.lowered_tensor_type(tt), handles[0], shape)]
 
 
-STRING_PATTERNS["tfn.constant"] = lower_string_constant
-_string_pattern(BUILTIN_STRING_CONCAT, "add")
-_string_pattern(BUILTIN_STRING_EQUAL, "equal")
-_string_pattern(BUILTIN_STRING_NOT_EQUAL, "not_equal")
+_string_builtin(BUILTIN_STRING_CONCAT, ops.add)
+_string_builtin(BUILTIN_STRING_EQUAL, ops.equal)
+_string_builtin(BUILTIN_STRING_NOT_EQUAL, ops.not_equal)
 
 
 def has_strings(*type_lists):

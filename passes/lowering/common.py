@@ -2,19 +2,21 @@
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from tfn.dialects import optable
 from tfn.dialects import types as ttypes
 
-PATTERNS = {}
+PATTERNS = {}  # OpDef -> its lowering pattern
 
 
-def pattern(*op_names):
-    """Register a lowering pattern `fn(rw) -> list[Value]` for each `tfn.<name>` given."""
+def lowering(*opdefs, table=PATTERNS):
+    """Register a lowering pattern `fn(rw) -> list[Value]` for each OpDef given (`tfn.dialects.ops.<name>`)."""
+    optable.require(opdefs, "a lowering pattern")
+
     def deco(fn):
-        for name in op_names:
-            full = name if name.startswith("tfn.") else "tfn." + name
-            if full in PATTERNS:
-                raise ValueError(f"two lowering patterns for {full}")
-            PATTERNS[full] = fn
+        for op in opdefs:
+            if op in table:
+                raise ValueError(f"two lowering patterns for {op.full_name}")
+            table[op] = fn
         return fn
     return deco
 
@@ -22,10 +24,11 @@ def pattern(*op_names):
 class Rewrite:
     """What a pattern sees of the op it replaces: current operands, the op's original tfn types, attrs."""
 
-    __slots__ = ("op", "name", "operands", "in_types", "out_types", "attrs", "error_code")
+    __slots__ = ("op", "opdef", "name", "operands", "in_types", "out_types", "attrs", "error_code")
 
-    def __init__(self, op, in_types, out_types, attrs):
+    def __init__(self, op, in_types, out_types, attrs, opdef=None):
         self.op = op
+        self.opdef = opdef if opdef is not None else optable.lookup(op.name)
         self.name = op.name
         self.operands = list(op.operands)
         self.in_types = in_types

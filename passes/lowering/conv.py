@@ -2,10 +2,11 @@
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.ops_conv import same_pads
 from tfn.passes.lowering import scalar as s
-from tfn.passes.lowering.common import dim, empty, index, pattern
+from tfn.passes.lowering.common import dim, empty, index, lowering
 
 
 def _dyn_same_pads(size, k, stride, dilation):
@@ -43,7 +44,7 @@ def _pad_same(x, tt, kh, kw, strides, dilations):
     return pad.result
 
 
-@pattern("conv2d")
+@lowering(ops.conv2d)
 def lower_conv2d(rw):
     """tfn.conv2d(x, w) -> linalg.conv_2d_nhwc_hwcf(pad(x), w) accumulating into zeros."""
     x, w = rw.operands

@@ -1,46 +1,47 @@
 """Lowering of elementwise tfn ops to broadcasting linalg.generic ops over arith/math bodies."""
 from mlir.dialects import arith, math
 
+from tfn.dialects import ops
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
-from tfn.passes.lowering.common import dim, index, load_bool, map_elementwise, pattern
+from tfn.passes.lowering.common import dim, index, load_bool, lowering, map_elementwise
 
 # op -> fn(dtype, *scalars) building the scalar body; dtype is the operands' tfn dtype.
 UNARY = {
-    "identity": lambda dt, a: a,
-    "negative": s.neg,
-    "abs": s.abs_,
-    "sign": s.sign,
-    "square": lambda dt, a: s.mul(dt, a, a),
-    "sqrt": lambda dt, a: math.sqrt(a),
-    "rsqrt": lambda dt, a: math.rsqrt(a),
-    "exp": lambda dt, a: math.exp(a),
-    "log": lambda dt, a: math.log(a),
-    "tanh": lambda dt, a: math.tanh(a),
-    "sigmoid": lambda dt, a: arith.divf(s.const(dt, 1), arith.addf(s.const(dt, 1), math.exp(arith.negf(a)))),
-    "sin": lambda dt, a: math.sin(a),
-    "cos": lambda dt, a: math.cos(a),
-    "logical_not": lambda dt, a: arith.xori(a, s.const(dt, 1)),
+    ops.identity: lambda dt, a: a,
+    ops.negative: s.neg,
+    ops.abs: s.abs_,
+    ops.sign: s.sign,
+    ops.square: lambda dt, a: s.mul(dt, a, a),
+    ops.sqrt: lambda dt, a: math.sqrt(a),
+    ops.rsqrt: lambda dt, a: math.rsqrt(a),
+    ops.exp: lambda dt, a: math.exp(a),
+    ops.log: lambda dt, a: math.log(a),
+    ops.tanh: lambda dt, a: math.tanh(a),
+    ops.sigmoid: lambda dt, a: arith.divf(s.const(dt, 1), arith.addf(s.const(dt, 1), math.exp(arith.negf(a)))),
+    ops.sin: lambda dt, a: math.sin(a),
+    ops.cos: lambda dt, a: math.cos(a),
+    ops.logical_not: lambda dt, a: arith.xori(a, s.const(dt, 1)),
 }
 
 BINARY = {
-    "add": s.add,
-    "subtract": s.sub,
-    "multiply": s.mul,
-    "divide": lambda dt, a, b: arith.divf(a, b),
-    "floordiv": s.floordiv,
-    "floormod": s.floormod,
-    "pow": s.pow_,
-    "maximum": s.maximum,
-    "minimum": s.minimum,
-    "equal": lambda dt, a, b: s.cmp(dt, "eq", a, b),
-    "not_equal": lambda dt, a, b: s.cmp(dt, "ne", a, b),
-    "less": lambda dt, a, b: s.cmp(dt, "lt", a, b),
-    "less_equal": lambda dt, a, b: s.cmp(dt, "le", a, b),
-    "greater": lambda dt, a, b: s.cmp(dt, "gt", a, b),
-    "greater_equal": lambda dt, a, b: s.cmp(dt, "ge", a, b),
-    "logical_and": lambda dt, a, b: arith.andi(a, b),
-    "logical_or": lambda dt, a, b: arith.ori(a, b),
+    ops.add: s.add,
+    ops.subtract: s.sub,
+    ops.multiply: s.mul,
+    ops.divide: lambda dt, a, b: arith.divf(a, b),
+    ops.floordiv: s.floordiv,
+    ops.floormod: s.floormod,
+    ops.pow: s.pow_,
+    ops.maximum: s.maximum,
+    ops.minimum: s.minimum,
+    ops.equal: lambda dt, a, b: s.cmp(dt, "eq", a, b),
+    ops.not_equal: lambda dt, a, b: s.cmp(dt, "ne", a, b),
+    ops.less: lambda dt, a, b: s.cmp(dt, "lt", a, b),
+    ops.less_equal: lambda dt, a, b: s.cmp(dt, "le", a, b),
+    ops.greater: lambda dt, a, b: s.cmp(dt, "gt", a, b),
+    ops.greater_equal: lambda dt, a, b: s.cmp(dt, "ge", a, b),
+    ops.logical_and: lambda dt, a, b: arith.andi(a, b),
+    ops.logical_or: lambda dt, a, b: arith.ori(a, b),
 }
 
 
@@ -55,8 +56,8 @@ def _format_error(details, op):
             f"but the broadcast result has {want} (a dynamic dimension is never broadcast from 1)")
 
 
-for _name in (*UNARY, *BINARY, "select"):
-    runtime_errors.may_fail(_name, _format_error)
+for _op in (*UNARY, *BINARY, ops.select):
+    runtime_errors.may_fail(_op, _format_error)
 
 
 def check_dynamic_broadcast(rw):
@@ -81,13 +82,13 @@ def check_dynamic_broadcast(rw):
             runtime_errors.report(rw, bad, [_MISMATCH, k, off + i, size, want_v])
 
 
-@pattern(*UNARY, *BINARY)
+@lowering(*UNARY, *BINARY)
 def lower_elementwise(rw):
     """tfn.<op>(x[, y]) -> linalg.generic with NumPy broadcasting maps and the op's scalar body."""
-    body = (UNARY.get(rw.name[4:]) or BINARY[rw.name[4:]])
+    body = UNARY.get(rw.opdef) or BINARY[rw.opdef]
     dt = rw.in_types[0].dtype
     check_dynamic_broadcast(rw)
-    if rw.name in ("tfn.floordiv", "tfn.floormod") and dt.is_integer:
+    if rw.opdef in (ops.floordiv, ops.floormod) and dt.is_integer:
         body = _reporting_division_by_zero(rw, body)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda *xs: body(dt, *xs))]
 
@@ -100,14 +101,14 @@ def _reporting_division_by_zero(rw, body):
     return checked
 
 
-@pattern("select")
+@lowering(ops.select)
 def lower_select(rw):
     """tfn.select(c, x, y) -> linalg.generic { arith.select }."""
     check_dynamic_broadcast(rw)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda c, x, y: arith.select(load_bool(c), x, y))]
 
 
-@pattern("cast")
+@lowering(ops.cast)
 def lower_cast(rw):
     """tfn.cast(x) -> linalg.generic with the scalar conversion."""
     src, dst = rw.in_types[0].dtype, rw.out.dtype

@@ -6,6 +6,7 @@ import struct
 from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.ops_fill import RANGE_ERRORS, one_hot_axis
 from tfn.dialects.types import TensorType
@@ -18,8 +19,8 @@ from tfn.passes.lowering.common import (
     generic,
     identity_map,
     index,
+    lowering,
     parallel,
-    pattern,
 )
 
 
@@ -28,13 +29,13 @@ def _fill(value, init):
     return out if isinstance(out, ir.Value) else out.results[0]
 
 
-@pattern("fill")
+@lowering(ops.fill)
 def lower_fill(rw):
     """tfn.fill {shape} -> linalg.fill of the extracted scalar into a tensor.empty."""
     return [_fill(tensor.extract(rw.operands[0], []), empty(rw.out))]
 
 
-@pattern("fill_like")
+@lowering(ops.fill_like)
 def lower_fill_like(rw):
     """tfn.fill_like -> linalg.fill into a tensor.empty sized like x (tensor.dim for its dynamic dims)."""
     x, xt = rw.operands[0], rw.in_types[0]
@@ -52,7 +53,7 @@ def _format_range(details, op):
     return RANGE_ERRORS[kind].format(start, limit, delta)
 
 
-runtime_errors.may_fail("range", _format_range)
+runtime_errors.may_fail(ops.range, _format_range)
 
 
 def _as_detail(dtype, v):
@@ -91,7 +92,7 @@ def _range_size(dt, start, limit, delta):
     return arith.index_cast(ir.IndexType.get(), count), kind, bad
 
 
-@pattern("range")
+@lowering(ops.range)
 def lower_range(rw):
     """tfn.range -> out[i] = start + i * delta over a tensor.empty of ceil((limit - start) / delta) elements."""
     dt = rw.out.dtype
@@ -110,7 +111,7 @@ def lower_range(rw):
 
 # one_hot -----------------------------------------------------------------------------------------------
 
-@pattern("one_hot")
+@lowering(ops.one_hot)
 def lower_one_hot(rw):
     """tfn.one_hot -> linalg.generic: select(indices[...] == linalg.index(axis), on_value, off_value)."""
     indices, on, off = rw.operands

@@ -7,6 +7,7 @@ error channel (runtime_errors.py), which the runtime turns into InvalidArgumentE
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.ops_gather import gather_axes
@@ -21,8 +22,8 @@ from tfn.passes.lowering.common import (
     generic,
     identity_map,
     index,
+    lowering,
     parallel,
-    pattern,
 )
 
 DYN = ir.ShapedType.get_dynamic_size()
@@ -50,7 +51,7 @@ def _format_gather(details, op):
     return f"indices{where} = {rest[0]} is not in [0, {rest[1]})"
 
 
-runtime_errors.may_fail("gather", _format_gather)
+runtime_errors.may_fail(ops.gather, _format_gather)
 
 
 def _batch_mismatch(rw, b):
@@ -77,7 +78,7 @@ def _pick(cond, dtype, read):
     return op.results[0]
 
 
-@pattern("gather")
+@lowering(ops.gather)
 def lower_gather(rw):
     """tfn.gather -> linalg.generic over the result reading params[..., indices[...], ...] by tensor.extract;
     an out-of-range index yields 0 and reports (kind 0, value, bound, indices position). With batch dims that
@@ -115,7 +116,7 @@ def _format_slice(details, op):
     return f"slice index {details[0]} of dimension {details[1]} out of bounds."
 
 
-runtime_errors.may_fail("strided_slice", _format_slice)
+runtime_errors.may_fail(ops.strided_slice, _format_slice)
 
 
 def _bound(v, n, lo, hi):
@@ -262,7 +263,7 @@ def _checked_slice(rw, mid, plan, any_bad):
     return generic([], [], [init], [identity_map(out.rank)], parallel(out.rank), body)[0]
 
 
-@pattern("strided_slice")
+@lowering(ops.strided_slice)
 def lower_strided_slice(rw):
     """tfn.strided_slice -> rank-reducing tensor.extract_slice (|strides|), reversed dims for negative strides,
     tensor.expand_shape for new axes; with a shrunk index checked at run time, a linalg.generic that yields

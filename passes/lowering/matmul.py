@@ -3,6 +3,7 @@ broadcasting linalg.generic contraction; the accumulator is a linalg.fill of zer
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.ops_linalg import pretty
 from tfn.dialects.types import TensorType
@@ -14,8 +15,8 @@ from tfn.passes.lowering.common import (
     dynamic_sizes,
     empty,
     generic,
+    lowering,
     parallel,
-    pattern,
     reduction,
 )
 
@@ -63,7 +64,7 @@ def _format_mismatch(details, op):
             "a batch dim known only at run time is never broadcast)")
 
 
-runtime_errors.may_fail("matmul", _format_mismatch)
+runtime_errors.may_fail(ops.matmul, _format_mismatch)
 
 
 def _slice(value, tt, cuts):
@@ -120,7 +121,7 @@ def _retyped(value, tt):
     return TensorType([None if ir.ShapedType.is_dynamic_size(d) else d for d in shape], tt.dtype)
 
 
-@pattern("matmul")
+@lowering(ops.matmul)
 def lower_matmul(rw):
     """tfn.matmul(a, b) -> linalg.matmul / linalg.batch_matmul (after linalg.transpose) or a linalg.generic."""
     a, b = rw.operands

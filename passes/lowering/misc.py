@@ -4,11 +4,12 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tfn.dialects import attrs as attr_codec
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
-from tfn.passes.lowering.common import pattern
+from tfn.passes.lowering.common import lowering
 
 
-@pattern("constant")
+@lowering(ops.constant)
 def lower_constant(rw):
     """tfn.constant {value} -> arith.constant (unsigned element types become signless)."""
     arr, tt = rw.attrs["value"]

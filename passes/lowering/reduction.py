@@ -3,7 +3,7 @@ linalg.generic carrying (value, index) pairs."""
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from tfn.dialects import dtypes
+from tfn.dialects import dtypes, ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.ops_reduction import extreme, reduced_shape
@@ -18,21 +18,21 @@ from tfn.passes.lowering.common import (
     generic,
     identity_map,
     index,
+    lowering,
     map_elementwise,
     parallel,
-    pattern,
     reduction,
 )
 
 # op -> (identity(dtype), combine(dtype, element, accumulator))
 REDUCERS = {
-    "reduce_sum": (lambda dt: 0, s.add),
-    "reduce_mean": (lambda dt: 0, s.add),
-    "reduce_prod": (lambda dt: 1, s.mul),
-    "reduce_max": (lambda dt: extreme(dt, True), s.maximum),
-    "reduce_min": (lambda dt: extreme(dt, False), s.minimum),
-    "reduce_any": (lambda dt: 0, lambda dt, a, b: arith.ori(a, b)),
-    "reduce_all": (lambda dt: 1, lambda dt, a, b: arith.andi(a, b)),
+    ops.reduce_sum: (lambda dt: 0, s.add),
+    ops.reduce_mean: (lambda dt: 0, s.add),
+    ops.reduce_prod: (lambda dt: 1, s.mul),
+    ops.reduce_max: (lambda dt: extreme(dt, True), s.maximum),
+    ops.reduce_min: (lambda dt: extreme(dt, False), s.minimum),
+    ops.reduce_any: (lambda dt: 0, lambda dt, a, b: arith.ori(a, b)),
+    ops.reduce_all: (lambda dt: 1, lambda dt, a, b: arith.andi(a, b)),
 }
 
 
@@ -111,14 +111,14 @@ def keep_dims(value, value_type, axes, out_type):
                                sizes, static)
 
 
-@pattern(*REDUCERS)
+@lowering(*REDUCERS)
 def lower_reduction(rw):
     """tfn.reduce_<op>(x) -> linalg.reduce(linalg.fill(identity)) [-> divide by count] [-> expand_shape]."""
-    name, x, x_type, out = rw.name[4:], rw.operands[0], rw.in_types[0], rw.out
+    name, x, x_type, out = rw.opdef.name, rw.operands[0], rw.in_types[0], rw.out
     axes = tuple(rw.attrs["axis"])
     if not axes:
         return [x]
-    identity, combine = REDUCERS[name]
+    identity, combine = REDUCERS[rw.opdef]
     acc = accumulator_dtype(name, x_type.dtype)
     result, result_type = reduce_axes(x, x_type, axes, acc, identity(acc), combine)
     if name == "reduce_mean":
@@ -152,15 +152,15 @@ def _format_empty_axis(details, op):
     return f"Reduction axis {details[0]} is empty in shape [{','.join(shape)}]"
 
 
-runtime_errors.may_fail("argmax", _format_empty_axis)
-runtime_errors.may_fail("argmin", _format_empty_axis)
+runtime_errors.may_fail(ops.argmax, _format_empty_axis)
+runtime_errors.may_fail(ops.argmin, _format_empty_axis)
 
 
-@pattern("argmax", "argmin")
+@lowering(ops.argmax, ops.argmin)
 def lower_arg_reduction(rw):
     """tfn.argmax/argmin(x) -> linalg.generic reducing (value, linalg.index) pairs into two filled outputs."""
     x, x_type, out = rw.operands[0], rw.in_types[0], rw.out
-    axis, is_max = rw.attrs["axis"], rw.name == "tfn.argmax"
+    axis, is_max = rw.attrs["axis"], rw.opdef is ops.argmax
     dt, idx_dt = x_type.dtype, out.dtype
     rank = x_type.rank
     out_axes = [i - (i > axis) if i != axis else None for i in range(rank)]

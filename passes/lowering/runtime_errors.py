@@ -7,7 +7,7 @@ exported globals of the error channel (their layout: dialects/abi.py). After eac
 resets it to 0 and raises `InvalidArgumentError` (runtime/executable.py) with the message `describe` makes.
 
 Error codes are positions: the op with code k is the k-th op (1-based, pre-order walk) among the module's tfn
-ops whose names were registered with `may_fail`. tfn-to-linalg numbers the ops it receives — the traced
+ops registered with `may_fail`. tfn-to-linalg numbers the ops it receives — the traced
 module unchanged, as only tfn-verify runs before it — and `describe` computes the same list from the traced
 module the runtime compiled (which carries the user's locations; the .so, cached by the location-free IR text,
 does not) to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
@@ -24,20 +24,21 @@ from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FL
 from tfn.dialects.locations import file_location
 from tfn.passes.walk import tfn_ops
 
-# op name (tfn.<name>) -> format(details: list[int], op: ir.Operation) -> message
+# OpDef -> format(details: list[int], op: ir.Operation) -> message
 FORMATTERS = {}
 
 
-def may_fail(op_name, formatter):
-    """Register an op whose lowering may report run-time errors; formatter(details, op) -> TF-style message."""
-    FORMATTERS["tfn." + op_name] = formatter
+def may_fail(opdef, formatter):
+    """Register an op (an OpDef) whose lowering may report run-time errors; formatter(details, op) -> message."""
+    optable.require([opdef], "a run-time error formatter")
+    FORMATTERS[opdef] = formatter
 
 
 def site_codes(ops):
     """The error code of each op in `ops` (program order): its 1-based position among the failing ops, or 0."""
     codes, n = [], 0
     for op in ops:
-        if op.name in FORMATTERS:
+        if optable.lookup(op.name) in FORMATTERS:
             n += 1
             codes.append(n)
         else:
@@ -119,11 +120,11 @@ def describe(module_op, code, details, function_name=""):
 
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"
-    sites = [op for op in tfn_ops(module_op) if op.name in FORMATTERS]
+    sites = [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
     op = sites[code - 1]
-    message = FORMATTERS[op.name](list(details), op)
+    message = FORMATTERS[optable.lookup(op.name)](list(details), op)
     found = file_location(op.location)
     where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")

@@ -4,11 +4,12 @@ through the run-time error channel (runtime_errors.py)."""
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
-from tfn.passes.lowering.common import dim, index, pattern
+from tfn.passes.lowering.common import dim, index, lowering
 
 DYN = ir.ShapedType.get_dynamic_size()
 MAX_K = (DETAIL_LEN - 2) // 2  # details: row, k, then k indices and k bounds
@@ -26,7 +27,7 @@ def _format_scatter(details, op):
             f"[{','.join(dims)}]")
 
 
-runtime_errors.may_fail("tensor_scatter_update", _format_scatter)
+runtime_errors.may_fail(ops.tensor_scatter_update, _format_scatter)
 
 
 def _delinearize(n, sizes):
@@ -44,7 +45,7 @@ def _sizes(value, tt):
     return [index(d) if d is not None else dim(value, i) for i, d in enumerate(tt.shape)]
 
 
-@pattern("tensor_scatter_update")
+@lowering(ops.tensor_scatter_update)
 def lower_tensor_scatter_update(rw):
     """tfn.tensor_scatter_update -> scf.for row: check indices[row] against the dims, then insert
     updates[row] (a rank-reducing extract_slice) at those offsets (a rank-reducing insert_slice)."""

@@ -7,10 +7,10 @@ bounds.
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from tfn.dialects import ops_shape
+from tfn.dialects import ops, ops_shape
 from tfn.dialects.types import TensorType, lowered_tensor_type
 from tfn.passes.lowering import runtime_errors
-from tfn.passes.lowering.common import dim, dynamic_sizes, empty, generic, identity_map, index, parallel, pattern
+from tfn.passes.lowering.common import dim, dynamic_sizes, empty, generic, identity_map, index, lowering, parallel
 
 DYN = ir.ShapedType.get_dynamic_size()
 
@@ -86,7 +86,7 @@ def _drop_dims(value, tt, drop):
     return _collapse(_cast(value, ones), _squeeze_groups(tt.rank, set(drop)), out), out
 
 
-@pattern("transpose")
+@lowering(ops.transpose)
 def lower_transpose(rw):
     """tfn.transpose {perm} -> linalg.transpose into a tensor.empty (nothing for the identity perm)."""
     x, perm = rw.operands[0], list(rw.attrs["perm"])
@@ -106,7 +106,7 @@ def _flatten(x, tt):
     return _collapse(x, [list(range(tt.rank))], flat)
 
 
-@pattern("reshape")
+@lowering(ops.reshape)
 def lower_reshape(rw):
     """tfn.reshape -> tensor.collapse_shape to 1-D, then tensor.expand_shape to the requested shape."""
     x, src, out = rw.operands[0], rw.in_types[0], rw.out
@@ -140,10 +140,10 @@ def _format_reshape(details, op):
     return f"Input to reshape is a tensor with {count} values, but the requested shape {want} {known}"
 
 
-runtime_errors.may_fail("reshape", _format_reshape)
+runtime_errors.may_fail(ops.reshape, _format_reshape)
 
 
-@pattern("expand_dims")
+@lowering(ops.expand_dims)
 def lower_expand_dims(rw):
     """tfn.expand_dims -> tensor.expand_shape, the new unit dim joining a neighbour's group."""
     x, src = rw.operands[0], rw.in_types[0]
@@ -155,7 +155,7 @@ def lower_expand_dims(rw):
     return [_expand(x, groups, rw.out, dyn)]
 
 
-@pattern("squeeze")
+@lowering(ops.squeeze)
 def lower_squeeze(rw):
     """tfn.squeeze -> tensor.collapse_shape (squeezed dynamic dims are first cast to 1)."""
     x, src = rw.operands[0], rw.in_types[0]
@@ -169,7 +169,7 @@ def lower_squeeze(rw):
     return [_drop_dims(_checked(rw, x, checks, sizes), src, drop)[0]]
 
 
-runtime_errors.may_fail("squeeze", lambda d, op: f"Can not squeeze dim[{d[0]}], expected a dimension of 1, "
+runtime_errors.may_fail(ops.squeeze, lambda d, op: f"Can not squeeze dim[{d[0]}], expected a dimension of 1, "
                                                  f"got {d[1]}")
 
 
@@ -206,11 +206,11 @@ def _broadcast_checks(x, src, out):
     return checks
 
 
-runtime_errors.may_fail("broadcast_to", lambda d, op: f"Incompatible shapes: dimension {d[0]} of the input is "
+runtime_errors.may_fail(ops.broadcast_to, lambda d, op: f"Incompatible shapes: dimension {d[0]} of the input is "
                                                       f"{d[1]} at run time, which cannot broadcast to {d[2]}")
 
 
-@pattern("broadcast_to")
+@lowering(ops.broadcast_to)
 def lower_broadcast_to(rw):
     """tfn.broadcast_to -> collapse the broadcast unit dims, then linalg.broadcast into a tensor.empty
     (a linalg.generic with clamped reads when a dynamic input dim may be broadcast)."""
@@ -276,11 +276,11 @@ def _concat_checked(rw, v, first, out, axis):
     return _checked(rw, v, checks, sizes)
 
 
-runtime_errors.may_fail("concat", lambda d, op: f"ConcatOp : Dimension {d[0]} in both shapes must be equal: "
+runtime_errors.may_fail(ops.concat, lambda d, op: f"ConcatOp : Dimension {d[0]} in both shapes must be equal: "
                                                 f"{d[1]} vs. {d[2]} at run time")
 
 
-@pattern("concat")
+@lowering(ops.concat)
 def lower_concat(rw):
     """tfn.concat {axis} -> tensor.concat (a chain of them becomes one; empty pieces need no copy)."""
     out = rw.out
@@ -312,11 +312,11 @@ def _slice_sizes(value, tt, axis):
     return dyn, static
 
 
-runtime_errors.may_fail("stack", lambda d, op: f"Shapes of all inputs must match: values[0].shape[{d[1]}] = "
+runtime_errors.may_fail(ops.stack, lambda d, op: f"Shapes of all inputs must match: values[0].shape[{d[1]}] = "
                                                f"{d[2]} != values[{d[0]}].shape[{d[1]}] = {d[3]} at run time")
 
 
-@pattern("stack")
+@lowering(ops.stack)
 def lower_stack(rw):
     """tfn.stack -> one rank-reducing tensor.insert_slice per value into a tensor.empty."""
     first, out = rw.in_types[0], rw.out
@@ -335,11 +335,11 @@ def lower_stack(rw):
     return [acc]
 
 
-runtime_errors.may_fail("unstack", lambda d, op: f"Input shape axis {d[0]} must equal {d[1]}, got a dimension "
+runtime_errors.may_fail(ops.unstack, lambda d, op: f"Input shape axis {d[0]} must equal {d[1]}, got a dimension "
                                                  f"of {d[2]} at run time")
 
 
-@pattern("unstack")
+@lowering(ops.unstack)
 def lower_unstack(rw):
     """tfn.unstack -> one rank-reducing tensor.extract_slice per result."""
     x, src = rw.operands[0], rw.in_types[0]

@@ -3,11 +3,12 @@ tensor.from_elements (static dims fold to constants under canonicalize)."""
 from mlir import ir
 from mlir.dialects import arith, tensor
 
+from tfn.dialects import ops
 from tfn.dialects import types as ttypes
-from tfn.passes.lowering.common import dim, pattern
+from tfn.passes.lowering.common import dim, lowering
 
 
-@pattern("shape")
+@lowering(ops.shape)
 def lower_shape(rw):
     """tfn.shape {out_type} -> tensor.from_elements(index_cast(tensor.dim(x, i)) for each dim i)."""
     x, rank = rw.operands[0], rw.in_types[0].rank

@@ -1,13 +1,25 @@
-"""Every op of the table has a lowering, a public function and a sample run eagerly, compiled and by its kernel."""
+"""Every op of the table has a lowering, a public function exported at TF's names and a sample run eagerly,
+compiled and by its kernel; registries take OpDefs only; every tfn pass is found by its name."""
+import dataclasses
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from opcheck import assert_close
 
 import tfn
-from tfn.core.api import OP_API
+from tfn.core import api
+from tfn.core.api import EXPORTS, OP_API
+from tfn.dialects import ops
 from tfn.dialects.optable import OPS
-from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every pattern)
-from tfn.passes.lowering.common import PATTERNS
+from tfn.passes import registry, tfn_to_linalg  # noqa: F401  (tfn_to_linalg registers every pattern)
+from tfn.passes.lowering import callbacks, runtime_errors
+from tfn.passes.lowering.common import PATTERNS, lowering
+from tfn.passes.pipelines import PIPELINES
+
+# op name -> why it has no public function (ops that only passes or the frontend's internals emit)
+INTERNAL = {}
 
 RNG = np.random.default_rng(7)
 F = RNG.random((2, 3)).astype(np.float32) + 0.5
@@ -61,11 +73,83 @@ SAMPLES = {
 
 
 def test_every_op_has_a_lowering_a_public_function_and_a_sample():
-    missing = {name: [what for what, ok in (("lowering", f"tfn.{name}" in PATTERNS), ("public function",
-                                             name in OP_API), ("sample", name in SAMPLES)) if not ok]
-               for name in OPS}
+    missing = {name: [what for what, ok in (("lowering", op in PATTERNS),
+                                            ("public function", op in OP_API or INTERNAL.get(name)),
+                                            ("TF's public name (tf_api)", op.tf_api or INTERNAL.get(name)),
+                                            ("sample", name in SAMPLES)) if not ok]
+               for name, op in OPS.items()}
     missing = {k: v for k, v in missing.items() if v}
     assert not missing, f"ops missing pieces: {missing}"
+
+
+def _resolve(path):
+    obj = tfn
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("path", sorted(EXPORTS))
+def test_every_export_resolves_on_tfn(path):
+    assert _resolve(path) is EXPORTS[path]
+
+
+@pytest.mark.parametrize("name,path", [(n, p) for n, op in OPS.items() for p in op.tf_api])
+def test_every_documented_tf_name_works(name, path):
+    """tf.<path> of each op exists in tfn: its public function or another exported one (tf.ones_like)."""
+    try:
+        found = _resolve(path)
+    except AttributeError:
+        pytest.fail(f"tfn.{path} (TF's public name of tfn.{name}) does not exist")
+    if path.startswith("Tensor."):
+        assert callable(found)
+        return
+    assert found is OP_API[OPS[name]] or EXPORTS.get(path) is found, f"tfn.{path} is not a registered export"
+
+
+def test_every_op_is_an_attribute_of_dialects_ops():
+    assert all(getattr(ops, name) is op for name, op in OPS.items())
+    with pytest.raises(AttributeError):
+        ops.addd  # noqa: B018  (a typo in a registration fails when its module is imported)
+
+
+def test_opdefs_key_dicts_by_identity():
+    twin = dataclasses.replace(ops.add)  # equal fields, another op object
+    assert {ops.add: 1}[ops.add] == 1 and twin != ops.add and hash(ops.add) == object.__hash__(ops.add)
+
+
+@pytest.mark.parametrize("register", [
+    lambda: lowering("add"),
+    lambda: callbacks.string_lowering("add"),
+    lambda: runtime_errors.may_fail("gather", lambda details, op: ""),
+    lambda: api.op_api("add"),
+])
+def test_registering_a_name_instead_of_an_opdef_fails(register):
+    with pytest.raises(TypeError, match="OpDef"):
+        register()
+
+
+def test_bad_export_paths_and_duplicates_fail():
+    with pytest.raises(ValueError, match="bad export path"):
+        api.export("mth.add")
+    with pytest.raises(ValueError, match="two public functions exported as tfn.add"):
+        api.export("add")(lambda x: x)
+    with pytest.raises(ValueError, match="two public functions for tfn.add"):
+        api.op_api(ops.add)(lambda x: x)
+
+
+def test_every_pass_is_found_by_its_file_name():
+    passes = registry.all_passes()
+    assert set(passes) == set(registry.pass_names()) and "tfn-to-linalg" in passes
+    assert all(p.name == name for name, p in passes.items())
+    assert registry.get_pass("canonicalize") is None and not set(passes) & set(PIPELINES)
+
+
+def test_passes_are_imported_on_first_use():
+    code = ("import sys; from tfn.passes import registry; registry.get_pass('tfn-verify'); "
+            "print(sorted(m for m in sys.modules if m.startswith('tfn.passes.tfn_')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['tfn.passes.tfn_verify']"
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
