@@ -19,6 +19,7 @@ from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops.pending import Pending, ZerosOf, fill_one_side, zeros
 
@@ -109,7 +110,7 @@ def _bounded(cond, body_fn, lv, inv, names, maximum_iterations):
 def build_if(pred, true_fn, false_fn, names, where=None):
     """The values of `true_fn()` or `false_fn()` (each a tuple of len(names)); traced: one scf.if.
 
-    names[i] names output i in error messages; where = (filename, lineno) of the user's `if`."""
+    names[i] names output i in error messages; where = (filename, lineno, col) of the user's `if`."""
     g = graph_mod.current()
     if g is None or not isinstance(pred, SymbolicTensor):
         return tuple(true_fn() if _eager_pred(pred, "the if condition") else false_fn())
@@ -252,22 +253,21 @@ def _shape_str(shape):
 
 
 def _where(g, where):
-    """(filename, lineno) of the user's statement."""
+    """(filename, lineno, col) of the user's statement."""
     if where is not None:
         return where
-    f = graph_mod.user_frame()
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+    return graph_mod.user_position()
 
 
 def _fail(cls, g, where, message):
     suffix = f"\n  in tfn.function '{g.name}' at {where[0]}:{where[1]}" if where else ""
-    return cls(message + suffix)
+    return cls(with_excerpt(message + suffix, where))
 
 
 def _location(where):
     if where is None:
         return ir.Location.unknown()
-    return ir.Location.file(where[0], where[1], 1)
+    return ir.Location.file(*where)
 
 
 def _extract_pred(g, pred, what, where):

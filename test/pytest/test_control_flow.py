@@ -115,7 +115,7 @@ def test_build_if_and_build_while_values():
 
 def test_builder_errors_name_the_variable_and_the_given_line():
     x = tfn.constant(1.0)
-    where = ("user.py", 42)
+    where = ("user.py", 42, 5)  # (file, line, col); no source to show
     e = _trace_error(lambda x: build_if(x > 0, lambda: (x,), lambda: (tfn.constant(1),), ("y",), where), x)
     assert str(e) == ("'y' has dtype float32 in the main branch, but dtype int32 in the else branch\n"
                       "  in tfn.function '<lambda>' at user.py:42")
