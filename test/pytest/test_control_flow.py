@@ -3,6 +3,7 @@ import collections
 import os
 import re
 
+import guide
 import numpy as np
 import pytest
 
@@ -243,21 +244,8 @@ def test_tensor_array_errors():
 
 
 def test_guide_dynamic_rnn_with_while_loop():
-    def rnn_step(inp, state):
-        return inp + state
-
-    @tfn.function
-    def dynamic_rnn(rnn_step, input_data, initial_state):
-        input_data = tfn.transpose(input_data, [1, 0, 2])  # [batch, time, features] -> [time, batch, features]
-        max_seq_len = input_data.shape[0]
-        states = tfn.TensorArray(tfn.float32, size=max_seq_len)
-
-        def body(i, state, states):
-            state = rnn_step(input_data[i], state)
-            return i + 1, state, states.write(i, state)
-        _, _, states = tfn.while_loop(lambda i, s, st: i < max_seq_len, body, (0, initial_state, states))
-        return tfn.transpose(states.stack(), [1, 0, 2])
-
+    ns = guide.run("control_flow.py").namespace  # dynamic_rnn written with tf.while_loop
+    dynamic_rnn, rnn_step = ns["dynamic_rnn"], ns["running_sum"]
     x = np.random.default_rng(0).uniform(size=[2, 3, 4]).astype(np.float32)
     out = dynamic_rnn(rnn_step, tfn.constant(x), tfn.zeros([2, 4]))
     assert out.shape == (2, 3, 4)
