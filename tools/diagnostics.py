@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from tfn.dialects.locations import file_location
+from tfn.dialects.locations import file_location, show_source
 
 SEVERITY = {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
             ir.DiagnosticSeverity.NOTE: "note", ir.DiagnosticSeverity.REMARK: "remark"}
@@ -63,8 +63,7 @@ def render(diag, sources):
         out.append(f"{d.file}:{d.line}:{d.col}: {kind}: {d.message}")
         lines = sources.get(d.file)
         if lines and 0 < d.line <= len(lines):
-            out.append(lines[d.line - 1])
-            out.append(" " * max(d.col - 1, 0) + "^")
+            out.append(show_source(lines[d.line - 1], d.col))
     return "\n".join(out)
 
 

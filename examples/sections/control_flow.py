@@ -24,35 +24,27 @@ print(collatz.experimental_get_compiler_ir(tf.constant(27))().count("scf.while")
 
 section("Accumulating values in a loop: tf.TensorArray with tf.while_loop")
 
-batch_size = 2
-seq_len = 3
-feature_size = 4
-
-
-def rnn_step(inp, state):
-    return inp + state
-
 
 @tf.function
 def dynamic_rnn(rnn_step, input_data, initial_state):
-    # [batch, time, features] -> [time, batch, features]
-    input_data = tf.transpose(input_data, [1, 0, 2])
-    max_seq_len = input_data.shape[0]
-
-    states = tf.TensorArray(tf.float32, size=max_seq_len)
+    # The guide's dynamic_rnn (see the AutoGraph section) with its `for` loop written as a tf.while_loop.
+    steps = tf.transpose(input_data, [1, 0, 2])  # [batch, time, features] -> [time, batch, features]
+    n = steps.shape[0]
 
     def body(i, state, states):
-        state = rnn_step(input_data[i], state)
+        state = rnn_step(steps[i], state)
         return i + 1, state, states.write(i, state)
-    _, state, states = tf.while_loop(lambda i, state, states: i < max_seq_len, body, (0, initial_state, states))
+    _, _, states = tf.while_loop(lambda i, *_: i < n, body, (0, initial_state, tf.TensorArray(tf.float32, size=n)))
     return tf.transpose(states.stack(), [1, 0, 2])
 
 
+def running_sum(inp, state):
+    return inp + state
+
+
 # (the guide uses tf.random.uniform; the output is the running sum over time of the input)
-print(repr(dynamic_rnn(rnn_step,
-                       tf.constant(np.random.default_rng(0).uniform(size=[batch_size, seq_len, feature_size])
-                                   .astype(np.float32)),
-                       tf.zeros([batch_size, feature_size]))))
+data = np.random.default_rng(0).uniform(size=[2, 3, 4]).astype(np.float32)
+print(repr(dynamic_rnn(running_sum, tf.constant(data), tf.zeros([2, 4]))))
 
 section("tf.TensorArray that grows: dynamic_size=True")
 

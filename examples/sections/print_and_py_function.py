@@ -16,25 +16,6 @@ f(1)
 f(1)
 f(2)
 
-print()
-
-
-def train_one_step():
-    pass
-
-
-@tf.function
-def train(num_steps):
-    print("Tracing with num_steps = ", num_steps)
-    tf.print("Executing with num_steps = ", num_steps)
-    for _ in tf.range(num_steps):
-        train_one_step()
-
-
-print("Traces are reused for Tensor arguments.")
-train(num_steps=tf.constant(10))
-train(num_steps=tf.constant(20))
-
 section("AutoGraph: tf.print inside a loop and its branches")
 
 

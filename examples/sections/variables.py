@@ -48,28 +48,6 @@ m = Model()
 for _n in range(3):
     print(m().numpy())  # prints 1, 1, 1
 
-section("Depending on Python objects")
-
-
-class BetterModel:
-
-    def __init__(self):
-        self.bias = tf.Variable(0.)
-        self.weight = tf.Variable(2.)
-
-
-@tf.function
-def evaluate(model, x):
-    return model.weight * x + model.bias
-
-
-x = tf.constant(10.)
-better_model = BetterModel()
-print(evaluate(better_model, x))
-print("Adding bias!")
-better_model.bias.assign_add(5.0)  # Note: instead of better_model.bias += 5
-print(evaluate(better_model, x))  # This works!
-
 section("Creating tf.Variables")
 
 

@@ -14,6 +14,7 @@ from tfn.control_flow.pending import Pending, PendingRead
 from tfn.control_flow.while_loop import build_while
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops import math_ops, shape_ops
 
@@ -62,9 +63,11 @@ def retval(value):
         return None
     for leaf in nest.flatten(value):
         if _UNRETURNED.get(id(leaf)) is leaf:
-            raise ValueError(f"the function returns inside the tensor loop at {_at(_UNRETURNED_AT[id(leaf)])}, but "
-                             "can also finish the loop without returning: a traced function must return a value "
-                             "on every path; add a `return` after the loop")
+            where = _UNRETURNED_AT[id(leaf)]
+            raise ValueError(with_excerpt(
+                f"the function returns inside the tensor loop at {_at(where)}, but can also finish the loop without "
+                "returning: a traced function must return a value on every path; add a `return` after the loop",
+                where))
     return value
 
 
@@ -86,9 +89,8 @@ def autograph_artifact(fn):
 
 
 def _where():
-    """(filename, lineno) of the converted statement calling the operator (the user's own line)."""
-    f = sys._getframe(2)
-    return (f.f_code.co_filename, f.f_lineno)
+    """(filename, lineno, col) of the converted statement calling the operator (the user's own code)."""
+    return frame_position(sys._getframe(2))
 
 
 def _at(where):
@@ -150,12 +152,14 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
 def _check_branch(values, names, label, other, where):
     for name, v in zip(names, values):
         if isinstance(v, Undefined):
-            raise ValueError(f"'{name}' must also be initialized in the {label} branch of the `if` at {_at(where)}: "
-                             f"it is assigned in the {other} branch and used after the `if`, whose tensor "
-                             "condition makes both branches part of the graph")
+            raise ValueError(with_excerpt(
+                f"'{name}' must also be initialized in the {label} branch of the `if` at {_at(where)}: it is "
+                f"assigned in the {other} branch and used after the `if`, whose tensor condition makes both "
+                "branches part of the graph", where))
         if isinstance(v, UndefinedReturnValue):
-            raise ValueError(f"the {label} branch of the `if` at {_at(where)} must also have a return statement: "
-                             f"the {other} branch returns a value and the condition is a tensor")
+            raise ValueError(with_excerpt(
+                f"the {label} branch of the `if` at {_at(where)} must also have a return statement: the {other} "
+                "branch returns a value and the condition is a tensor", where))
 
 
 def if_exp(cond, if_true, if_false):
@@ -167,7 +171,7 @@ def if_exp(cond, if_true, if_false):
         return nest.map_structure(lambda x, y: math_ops.where(cond, *_same_kind(x, y)), a, b)
     except (TypeError, ValueError) as e:
         where = _where()
-        raise type(e)(f"{e}\n  in the conditional expression at {_at(where)}") from None
+        raise type(e)(with_excerpt(f"{e}\n  in the conditional expression at {_at(where)}", where)) from None
 
 
 def _same_kind(x, y):
@@ -219,12 +223,12 @@ def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
     n = 0
     while True:
         if _staged(c):
-            raise NotImplementedError(
+            raise NotImplementedError(with_excerpt(
                 f"The condition of the `while` loop at {_at(where)} started as a Python value, then changed to a "
                 "tensor after an iteration. This happens when a variable changes type in the loop, or when a "
                 "`break` or `return` inside the loop depends on a tensor condition (for example `while True:` "
                 "with `if tensor: break`). Make it a tensor loop: give the loop a tensor condition, with its "
-                "variables tensors before the loop.")
+                "variables tensors before the loop.", where))
         if not c:
             return
         body()
@@ -258,8 +262,9 @@ def _loop_options(opts, init, names):
 
 
 def _undefined_before(name, where, why):
-    return ValueError(f"'{name}' must be defined before the loop at {_at(where)}: it is a loop variable "
-                      f"(the loop changes it and {why}), and a tensor loop needs its initial value")
+    return ValueError(with_excerpt(f"'{name}' must be defined before the loop at {_at(where)}: it is a loop "
+                                   f"variable (the loop changes it and {why}), and a tensor loop needs its initial "
+                                   "value", where))
 
 
 def _check_defined(init, names, where, loop_local):
@@ -274,8 +279,8 @@ def _check_defined(init, names, where, loop_local):
                 raise _undefined_before(name, where, "uses it in a later iteration or after the loop")
             v = Pending(name, lenient=False)
         if v is None:
-            raise ValueError(f"'{name}' is not allowed to be None before the loop at {_at(where)}: a tensor "
-                             "loop variable needs an initial tensor value")
+            raise ValueError(with_excerpt(f"'{name}' is not allowed to be None before the loop at {_at(where)}: "
+                                          "a tensor loop variable needs an initial tensor value", where))
         out.append(v)
     return tuple(out)
 
@@ -304,7 +309,8 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
         out = _get(get_state, names)
         for name, v in zip(names, out):
             if isinstance(v, (Undefined, UndefinedReturnValue)):
-                raise ValueError(f"'{name}' must be defined on every path through the loop at {_at(where)}")
+                raise ValueError(with_excerpt(
+                    f"'{name}' must be defined on every path through the loop at {_at(where)}", where))
         return nxt + out
 
     all_names = ("loop counter",) * h + _shown(names)
@@ -338,10 +344,10 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
         if extra_test is not None:
             go = extra_test()
             if _staged(go):
-                raise NotImplementedError(
+                raise NotImplementedError(with_excerpt(
                     f"A `break` or `return` in the Python `for` loop at {_at(where)} depends on a tensor condition; "
                     "a loop over a Python iterable is unrolled while tracing and cannot stop on a run-time value. "
-                    "Loop over a tensor or tfn.range instead to make it a tensor loop.")
+                    "Loop over a tensor or tfn.range instead to make it a tensor loop.", where))
             if not go:
                 return
         try:
@@ -372,7 +378,7 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, l
         _staged_loop(test, body, get_state, set_state, names, opts, where, counter, loop_local)
         return
     if x.ndim == 0:
-        raise TypeError(f"Cannot iterate over a scalar tensor (the `for` loop at {_at(where)}).")
+        raise TypeError(with_excerpt(f"Cannot iterate over a scalar tensor (the `for` loop at {_at(where)}).", where))
     x = _symbolic(x)
     n = x._shape[0]
     if n is None:  # counted when the loop runs

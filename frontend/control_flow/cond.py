@@ -38,7 +38,7 @@ IF_LABELS = Labels("main branch", "else branch", "if statement")
 def build_if(pred, true_fn, false_fn, names, where=None):
     """The values of `true_fn()` or `false_fn()` (each a tuple of len(names)); traced: one scf.if.
 
-    names[i] names output i in error messages; where = (filename, lineno) of the user's `if`."""
+    names[i] names output i in error messages; where = (filename, lineno, col) of the user's `if`."""
     g = graph_mod.current()
     if g is None or not isinstance(pred, SymbolicTensor):
         return tuple(true_fn() if eager_pred(pred, "the if condition") else false_fn())

@@ -13,33 +13,28 @@ from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 
 
-def _user_line():
-    """(filename, lineno) of the innermost frame outside tfn, or None."""
-    f = graph_mod.user_frame()
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
-
-
 class Statement:
-    """An `if` or `while` traced into graph `g` from the user's `where` = (filename, lineno) (None: unknown)."""
+    """An `if` or `while` traced into graph `g` from the user's `where` = (filename, lineno, col) (None: unknown)."""
 
     __slots__ = ("g", "where")
 
     def __init__(self, g, where=None):
         self.g = g
-        self.where = where if where is not None else _user_line()
+        self.where = where if where is not None else graph_mod.user_position()
 
     def location(self):
         if self.where is None:
             return ir.Location.unknown()
-        return ir.Location.file(self.where[0], self.where[1], 1)
+        return ir.Location.file(*self.where)
 
     def fail(self, cls, message):
         """An exception `cls(message)` naming the traced function and the user's line."""
         suffix = f"\n  in tfn.function '{self.g.name}' at {self.where[0]}:{self.where[1]}" if self.where else ""
-        return cls(message + suffix)
+        return cls(with_excerpt(message + suffix, self.where))
 
     def extract_pred(self, pred, what):
         """The i1 of a scalar bool symbolic tensor, at the current insertion point."""

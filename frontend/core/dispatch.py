@@ -6,6 +6,7 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects import optable
 from tfn.dialects.errors import OpError
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.state.variables import Variable
 
@@ -52,12 +53,12 @@ def _apply_symbolic(g, opdef, inputs, attrs):
 
 
 def _with_user_line(error, g):
-    """The same error with the user's file:line and the traced function named in its message."""
-    f = graph_mod.user_frame()
-    if f is None:
+    """The same error with the user's file:line, the traced function and the excerpt of the user's code."""
+    at = graph_mod.user_position()
+    if at is None:
         return error
-    where = f"\n  in tfn.function '{g.name}' at {f.f_code.co_filename}:{f.f_lineno}"
-    args = (str(error.args[0] if error.args else error) + where,)
+    where = f"\n  in tfn.function '{g.name}' at {at[0]}:{at[1]}"
+    args = (with_excerpt(str(error.args[0] if error.args else error) + where, at),)
     if isinstance(error, OpError):
         return type(error)(args[0], error.node_def, error.op)
     try:

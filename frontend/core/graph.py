@@ -18,6 +18,7 @@ from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
 from tfn.dialects.errors import InaccessibleTensorError
+from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
 
 # tfn's own source folders, wherever the package is installed; frames there are internal.
@@ -50,6 +51,12 @@ def user_frame():
 
 
 _INTERNAL_FILES = {}  # source file name -> whether it is tfn's (asked twice per traced op, of ~10 frames each)
+
+
+def user_position():
+    """`(file, line, col)` of the user's expression running now (the innermost frame outside tfn), or None."""
+    f = user_frame()
+    return None if f is None else frame_position(f)
 
 
 class Scope:
@@ -108,10 +115,11 @@ class FuncGraph:
         return base if n == 0 else f"{base}_{n}"
 
     def location(self):
-        f = user_frame()
-        if f is None:
+        """The MLIR location of the user's expression running now (file, line and column)."""
+        where = user_position()
+        if where is None:
             return ir.Location.unknown()
-        return ir.Location.file(f.f_code.co_filename, f.f_lineno, 1)
+        return ir.Location.file(*where)
 
     def add_input(self, ttype, name):
         """A new function argument of a tfn tensor type; returns its symbolic tensor."""
@@ -176,12 +184,12 @@ class FuncGraph:
         for t in tensors:
             ref, scope = self._scope_of.get(id(t), (None, None))
             if ref is not None and ref() is t and not any(s is scope for s in self._scopes):
-                f = user_frame()
-                where = f"\n  in tfn.function '{self.name}' at {f.f_code.co_filename}:{f.f_lineno}" if f else ""
-                raise InaccessibleTensorError(
+                at = user_position()
+                where = f"\n  in tfn.function '{self.name}' at {at[0]}:{at[1]}" if at else ""
+                raise InaccessibleTensorError(with_excerpt(
                     f"The tensor {t!r} cannot be accessed here: it is defined in {scope.what}, which is a "
                     "different code block. Return it from that function (or make it a loop variable) to use it "
-                    "outside." + where)
+                    "outside." + where, at))
 
     def emit(self, opdef, operands, attr_values, result_types):
         """Append one tfn op; returns its results as symbolic tensors."""

@@ -18,6 +18,7 @@ from tfn.core import graph_stack
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.tracing.trace import TraceType
 
@@ -275,13 +276,13 @@ def _frozen(array):
 
 
 def _in_user_code(error, g):
-    """`error` with the user's file:line (and the traced function) appended to its message."""
-    f = graph_mod.user_frame()
-    if f is None:
+    """`error` with the user's file:line (and the traced function) and the excerpt of the user's code appended."""
+    at = graph_mod.user_position()
+    if at is None:
         return error
     where = f"\n  in tfn.function '{g.name}' at " if g is not None else "\n  at "
     try:
-        return type(error)(f"{error.args[0] if error.args else error}{where}{f.f_code.co_filename}:{f.f_lineno}")
+        return type(error)(with_excerpt(f"{error.args[0] if error.args else error}{where}{at[0]}:{at[1]}", at))
     except TypeError:
         return error
 

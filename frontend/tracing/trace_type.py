@@ -19,6 +19,7 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec, shape_is_subtype
 from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.locations import with_excerpt
 from tfn.tracing.trace import PlaceholderContext, TraceType
 
 _CALLER_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -291,11 +292,13 @@ class tracing_call:  # noqa: N801  (used like a function: `with tracing_call(fn,
         stack = _active.__dict__.setdefault("stack", [])
         fn, ftype = self.entry
         if any(f is fn and t == ftype for f, t in stack):
-            raise RecursionError(
+            at = graph_mod.user_position()
+            raise RecursionError(with_excerpt(
                 f"the tfn.function '{fn.__name__}' calls itself recursively with the same argument types "
-                f"{ftype.inputs_str()} while it is being traced{_where()}: a recursion on a tensor value cannot "
+                f"{ftype.inputs_str()} while it is being traced{_where(at)}: a recursion on a tensor value cannot "
                 "end at trace time (the Python code runs once per trace, not once per value). Recursive "
-                "tfn.functions are not supported: recurse on a Python value (each depth traces once) or use a loop.")
+                "tfn.functions are not supported: recurse on a Python value (each depth traces once) or use a loop.",
+                at))
         stack.append(self.entry)
 
     def __exit__(self, *exc):
@@ -303,9 +306,8 @@ class tracing_call:  # noqa: N801  (used like a function: `with tracing_call(fn,
         return False
 
 
-def _where():
-    f = graph_mod.user_frame()
-    return "" if f is None else f" (at {f.f_code.co_filename}:{f.f_lineno})"
+def _where(at):
+    return "" if at is None else f" (at {at[0]}:{at[1]})"
 
 
 def has_tensors(t):

@@ -21,7 +21,7 @@ from mlir.dialects import arith, memref, scf
 
 from tfn.dialects import optable
 from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.dialects.locations import file_location
+from tfn.dialects.locations import file_location, with_excerpt
 from tfn.passes.walk import tfn_ops
 
 # OpDef -> format(details: list[int], op: ir.Operation) -> message
@@ -114,7 +114,8 @@ def _record(op, cond, code, details):
 
 
 def describe(module_op, code, details, function_name=""):
-    """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module)."""
+    """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
+    with the excerpt of the user's code of the failing op."""
     # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
     from tfn.passes import tfn_to_linalg  # noqa: F401
 
@@ -128,4 +129,4 @@ def describe(module_op, code, details, function_name=""):
     found = file_location(op.location)
     where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
-    return f"{message}\n\t [[{node}]] [Op:{function_name}]"
+    return with_excerpt(f"{message}\n\t [[{node}]] [Op:{function_name}]", found)

@@ -1,9 +1,11 @@
-"""AutoGraph: converted control flow (the guide's examples with their output), conversion of the functions a
-tfn.function calls, and every AutoGraph error naming the variable and the user's line."""
+"""AutoGraph: converted control flow (what the guide's examples in examples/sections/autograph.py do beyond what
+they print), conversion of the functions a tfn.function calls, and every AutoGraph error naming the variable and
+the user's line."""
 import sys
 import traceback
 import warnings
 
+import guide
 import numpy as np
 import pytest
 
@@ -23,13 +25,7 @@ def _line_of(fn, text):
 # --- the guide's examples ------------------------------------------------------------------------------------
 
 def test_simple_loop_prints_each_iteration(capsys):
-    @tfn.function
-    def f(x):
-        while tfn.reduce_sum(x) > 1:
-            tfn.print(x)
-            x = tfn.tanh(x)
-        return x
-
+    f = guide.run("autograph.py").namespace["f"]  # the guide's simple loop: while reduce_sum(x) > 1: print, tanh
     x = np.array([0.9, 0.8, 0.7], np.float32)
     out = f(tfn.constant(x)).numpy()
     expected, printed = x, []
@@ -42,67 +38,10 @@ def test_simple_loop_prints_each_iteration(capsys):
     assert lines[0] == "[0.9 0.8 0.7]"
 
 
-def test_to_code_shows_the_converted_loop():
-    def f(x):
-        while tfn.reduce_sum(x) > 1:
-            tfn.print(x)
-            x = tfn.tanh(x)
-        return x
-
-    code = tfn.autograph.to_code(tfn.function(f).python_function)
-    assert code.startswith("def tf__f(x):")
-    assert "def loop_test():\n        return ag__.converted_call(tfn.reduce_sum, (x,), None) > 1" in code
-    assert "def loop_body():\n        nonlocal x\n" in code
-    assert "ag__.while_stmt(loop_test, loop_body, get_state, set_state, ('x',), {})" in code
-    assert "def set_state(vars_):\n        nonlocal x\n        x, = vars_" in code
-
-
-def test_fizzbuzz_traces_each_branch_once(capsys):
-    @tfn.function
-    def fizzbuzz(n):
-        for i in tfn.range(1, n + 1):
-            print('Tracing for loop')
-            if i % 15 == 0:
-                print('Tracing fizzbuzz branch')
-                tfn.print('fizzbuzz')
-            elif i % 3 == 0:
-                print('Tracing fizz branch')
-                tfn.print('fizz')
-            elif i % 5 == 0:
-                print('Tracing buzz branch')
-                tfn.print('buzz')
-            else:
-                print('Tracing default branch')
-                tfn.print(i)
-
-    fizzbuzz(tfn.constant(5))
-    fizzbuzz(tfn.constant(20))
-    captured = capsys.readouterr()
-    assert captured.out.splitlines() == ['Tracing for loop', 'Tracing fizzbuzz branch', 'Tracing fizz branch',
-                                         'Tracing buzz branch', 'Tracing default branch']
-
-    def expect(n):
-        return ["fizzbuzz" if i % 15 == 0 else "fizz" if i % 3 == 0 else "buzz" if i % 5 == 0 else str(i)
-                for i in range(1, n + 1)]
-    assert captured.err.splitlines() == expect(5) + expect(20)
-
-
 def test_dynamic_rnn_accumulates_in_a_tensor_array():
-    def rnn_step(inp, state):
-        return inp + state
-
-    @tfn.function
-    def dynamic_rnn(rnn_step, input_data, initial_state):
-        input_data = tfn.transpose(input_data, [1, 0, 2])
-        max_seq_len = input_data.shape[0]
-        states = tfn.TensorArray(tfn.float32, size=max_seq_len)
-        state = initial_state
-        for i in tfn.range(max_seq_len):
-            state = rnn_step(input_data[i], state)
-            states = states.write(i, state)
-        return tfn.transpose(states.stack(), [1, 0, 2])
-
+    ns = guide.run("autograph.py").namespace  # the guide's dynamic_rnn: a `for` over tf.range writing a TensorArray
     x = np.random.default_rng(0).uniform(size=(2, 3, 4)).astype(np.float32)
+    dynamic_rnn, rnn_step = ns["dynamic_rnn"], ns["rnn_step"]
     out = dynamic_rnn(rnn_step, tfn.constant(x), tfn.zeros([2, 4]))
     assert out.shape == (2, 3, 4)
     np.testing.assert_allclose(out.numpy(), np.cumsum(x, axis=1), rtol=1e-6)

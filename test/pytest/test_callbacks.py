@@ -3,6 +3,7 @@ import gc
 import sys
 import tracemalloc
 
+import guide
 import numpy as np
 import pytest
 
@@ -69,21 +70,9 @@ def test_print_in_a_loop_and_in_branches(capsys):
     assert capsys.readouterr().err.split() == expected.split()
 
 
-def test_py_function_guide_example(capsys):
-    @tfn.py_function(Tout=tfn.float32)
-    def py_plus(x, y):
-        print("Executing eagerly.")
-        return x + y
-
-    @tfn.function
-    def tf_wrapper(x, y):
-        print("Tracing.")
-        return py_plus(x, y)
-
-    assert tf_wrapper(tfn.constant(1.0), tfn.constant(2.0)).numpy() == 3.0
-    assert tf_wrapper(tfn.constant(1.0), tfn.constant(2.0)).numpy() == 3.0
-    assert capsys.readouterr().out == "Tracing.\nExecuting eagerly.\nExecuting eagerly.\n"
-    assert py_plus(tfn.constant(1.0), 2.0).numpy() == 3.0  # eagerly: a plain call
+def test_py_function_guide_example_is_a_plain_call_eagerly():
+    py_plus = guide.run("print_and_py_function.py").namespace["py_plus"]  # the guide's py_function program
+    assert py_plus(tfn.constant(1.0), 2.0).numpy() == 3.0
 
 
 def test_py_function_several_results_and_shapes():

@@ -3,6 +3,7 @@ import collections
 import os
 import re
 
+import guide
 import numpy as np
 import pytest
 
@@ -116,7 +117,7 @@ def test_build_if_and_build_while_values():
 
 def test_builder_errors_name_the_variable_and_the_given_line():
     x = tfn.constant(1.0)
-    where = ("user.py", 42)
+    where = ("user.py", 42, 5)  # (file, line, col); no source to show
     e = _trace_error(lambda x: build_if(x > 0, lambda: (x,), lambda: (tfn.constant(1),), ("y",), where), x)
     assert str(e) == ("'y' has dtype float32 in the main branch, but dtype int32 in the else branch\n"
                       "  in tfn.function '<lambda>' at user.py:42")
@@ -244,21 +245,8 @@ def test_tensor_array_errors():
 
 
 def test_guide_dynamic_rnn_with_while_loop():
-    def rnn_step(inp, state):
-        return inp + state
-
-    @tfn.function
-    def dynamic_rnn(rnn_step, input_data, initial_state):
-        input_data = tfn.transpose(input_data, [1, 0, 2])  # [batch, time, features] -> [time, batch, features]
-        max_seq_len = input_data.shape[0]
-        states = tfn.TensorArray(tfn.float32, size=max_seq_len)
-
-        def body(i, state, states):
-            state = rnn_step(input_data[i], state)
-            return i + 1, state, states.write(i, state)
-        _, _, states = tfn.while_loop(lambda i, s, st: i < max_seq_len, body, (0, initial_state, states))
-        return tfn.transpose(states.stack(), [1, 0, 2])
-
+    ns = guide.run("control_flow.py").namespace  # dynamic_rnn written with tf.while_loop
+    dynamic_rnn, rnn_step = ns["dynamic_rnn"], ns["running_sum"]
     x = np.random.default_rng(0).uniform(size=[2, 3, 4]).astype(np.float32)
     out = dynamic_rnn(rnn_step, tfn.constant(x), tfn.zeros([2, 4]))
     assert out.shape == (2, 3, 4)

@@ -1,6 +1,8 @@
-"""The tf.function guide's tracing programs: signatures, concrete functions, input_signature, retracing."""
+"""Tracing beyond what the guide's programs (examples/sections/tracing*.py) print: signatures, concrete
+functions, input_signature, retracing."""
 import warnings
 
+import guide
 import pytest
 
 import tfn as tf
@@ -12,15 +14,7 @@ Output Type:
   TensorSpec(shape=(), dtype=tfn.int32, name=None)
 Captures:
   None"""
-SIG_FLOAT = SIG_INT.replace("int32", "float32")
-
-
-def _double():
-    @tf.function
-    def double(a):
-        print("Tracing with", a)
-        return a + a
-    return double
+SIG_STRING = SIG_INT.replace("int32", "string")
 
 
 def test_run_functions_eagerly_and_executing_eagerly(capsys):
@@ -42,68 +36,25 @@ def test_run_functions_eagerly_and_executing_eagerly(capsys):
     assert capsys.readouterr().out.split() == ["tracing", "eager", "eager"]
 
 
-def test_pretty_printed_concrete_signatures(capsys):
-    double = _double()
-    print(double(tf.constant(1)))
-    print()
-    print(double(tf.constant(1.1)))
-    print()
-    print(double.pretty_printed_concrete_signatures())
-    assert capsys.readouterr().out == (
-        'Tracing with Tensor("a:0", shape=(), dtype=int32)\ntfn.Tensor(2, shape=(), dtype=int32)\n\n'
-        'Tracing with Tensor("a:0", shape=(), dtype=float32)\ntfn.Tensor(2.2, shape=(), dtype=float32)\n\n'
-        + SIG_INT + "\n\n" + SIG_FLOAT + "\n")
-
-
-def test_obtaining_concrete_functions(capsys):
-    double = _double()
-    print("Obtaining concrete trace")
-    double_ints = double.get_concrete_function(tf.constant(1))
-    print("Executing traced function")
-    print(double_ints(tf.constant(2)))
-    print(double_ints(a=tf.constant(3)))
-    from_spec = double.get_concrete_function(tf.TensorSpec(shape=[], dtype=tf.int32))
-    assert from_spec is double_ints  # no retrace for the same type
-    print(from_spec(tf.constant(4)))
-    print(double_ints)
-    print(double_ints.function_type)
-    assert capsys.readouterr().out == (
-        'Obtaining concrete trace\nTracing with Tensor("a:0", shape=(), dtype=int32)\nExecuting traced function\n'
-        "tfn.Tensor(4, shape=(), dtype=int32)\ntfn.Tensor(6, shape=(), dtype=int32)\n"
-        "tfn.Tensor(8, shape=(), dtype=int32)\n"
-        f"ConcreteFunction {SIG_INT}\n"
-        "(a: TensorSpec(shape=(), dtype=tfn.int32, name=None)) -> TensorSpec(shape=(), dtype=tfn.int32, name=None)\n")
-    assert double_ints.pretty_printed_signature() == SIG_INT
+def test_obtaining_concrete_functions():
+    ns = guide.run("tracing.py").namespace  # the guide's double / double_strings program
+    double_strings = ns["double_strings"]
+    assert ns["double_strings_from_inputspec"] is double_strings  # no retrace for the same type
+    assert double_strings.pretty_printed_signature() == SIG_STRING
+    assert ns["double"].get_concrete_function(tf.constant(7)).pretty_printed_signature() == SIG_INT
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Can not cast TensorSpec\(shape=\(\), dtype=tfn."
-                       r"float32, name=None\) to TensorSpec\(shape=\(\), dtype=tfn.int32, name=None\)"):
-        double_ints(tf.constant(1.0))
+                       r"float32, name=None\) to TensorSpec\(shape=\(\), dtype=tfn.string, name=None\)"):
+        double_strings(tf.constant(1.0))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Can not cast TensorSpec\(shape=\(2,\)"):
-        double_ints(tf.constant([1, 2]))
+        double_strings(tf.constant(["a", "b"]))
     with pytest.raises(TypeError, match="missing required argument: 'a'"):
-        double_ints()
+        double_strings()
 
 
-def test_python_arguments_are_literals_in_the_signature(capsys):
-    @tf.function
-    def pow(a, b):
-        return a ** b
-
-    square = pow.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
-    print(square)
-    assert capsys.readouterr().out == """ConcreteFunction Input Parameters:
-  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=<unknown>, dtype=tfn.float32, name=None)
-  b (POSITIONAL_OR_KEYWORD): Literal[2]
-Output Type:
-  TensorSpec(shape=<unknown>, dtype=tfn.float32, name=None)
-Captures:
-  None
-"""
-    assert square(tf.constant(10.0)) == 100
-    assert square(tf.constant(10.0), b=2) == 100
-    with pytest.raises(TypeError, match=r"Binding inputs to tfn.function failed due to `Can not cast 3 to "
-                       r"Literal\[2\]`. Received args: \(<tfn.Tensor: shape=\(\), dtype=float32, numpy=10.0>,\) "
-                       r"and kwargs: \{'b': 3\} for signature: \(a: TensorSpec\(shape=<unknown>, dtype=tfn.float32, "
-                       r"name=None\), b: Literal\[2\]\) -> TensorSpec\(shape=<unknown>"):
+def test_python_arguments_are_literals_in_the_signature():
+    square = guide.run("tracing_extras.py").namespace["square"]  # the guide's pow(a, b=2) concrete function
+    assert square(tf.constant(10.0), b=2) == 100  # the traced value may be given again
+    with pytest.raises(TypeError, match=r"Can not cast 3 to Literal\[2\]"):
         square(tf.constant(10.0), b=3)
 
 
@@ -126,117 +77,50 @@ def test_concrete_function_from_mixed_arguments():
     assert len(f.experimental_trace_log()) == 1
 
 
-def test_input_signature(capsys):
-    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
-    def next_collatz(x):
-        print("Tracing with", x)
-        return tf.where(x % 2 == 0, x // 2, 3 * x + 1)
-
-    print(next_collatz(tf.constant([1, 2])))
-    with pytest.raises(TypeError) as e:
-        next_collatz(tf.constant([[1, 2], [3, 4]]))
-    assert str(e.value).startswith(
-        "Binding inputs to tfn.function failed due to `Can not cast TensorSpec(shape=(2, 2), dtype=tfn.int32, "
-        "name=None) to TensorSpec(shape=(None,), dtype=tfn.int32, name=None)`. Received args: (<tfn.Tensor: ")
-    assert str(e.value).endswith("and kwargs: {} for signature: (x: TensorSpec(shape=(None,), dtype=tfn.int32, "
-                                 "name=None)).")
-    with pytest.raises(TypeError, match=r"Can not cast TensorSpec\(shape=\(2,\), dtype=tfn.float32, name=None\) "
-                       r"to TensorSpec\(shape=\(None,\), dtype=tfn.int32, name=None\)"):
-        next_collatz(tf.constant([1.0, 2.0]))
+def test_input_signature():
+    next_collatz = guide.run("tracing.py").namespace["next_collatz"]  # the guide's program
     assert next_collatz([3, 4]).numpy().tolist() == [10, 2]  # Python values are converted
-
-    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
-    def g(x):
-        print('Tracing with', x)
-        return x
-
-    print(g(tf.constant([1, 2, 3])))
-    print(g(tf.constant([1, 2, 3, 4, 5])))
-    assert capsys.readouterr().out == (
-        'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\ntfn.Tensor([4 1], shape=(2,), dtype=int32)\n'
-        'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\ntfn.Tensor([1 2 3], shape=(3,), dtype=int32)\n'
-        "tfn.Tensor([1 2 3 4 5], shape=(5,), dtype=int32)\n")
+    assert len(next_collatz.experimental_trace_log()) == 1
+    g = tf.function(lambda x: x, input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
     assert g.get_concrete_function() is g.get_concrete_function(tf.constant([7]))
 
 
-def test_reduce_retracing(capsys):
-    @tf.function(reduce_retracing=True)
-    def g(x):
-        print('Tracing with', x)
-        return x
-
-    print(g(tf.constant([1, 2, 3])))
-    print(g(tf.constant([1, 2, 3, 4, 5])))
-    print(g(tf.constant([1, 2, 3, 4, 5, 6, 7])))
-    print(g(tf.constant([1, 2, 3, 4, 5, 6, 7, 8, 9])))
-    assert capsys.readouterr().out == (
-        'Tracing with Tensor("x:0", shape=(3,), dtype=int32)\ntfn.Tensor([1 2 3], shape=(3,), dtype=int32)\n'
-        'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\ntfn.Tensor([1 2 3 4 5], shape=(5,), dtype=int32)\n'
-        "tfn.Tensor([1 2 3 4 5 6 7], shape=(7,), dtype=int32)\n"
-        "tfn.Tensor([1 2 3 4 5 6 7 8 9], shape=(9,), dtype=int32)\n")
-    # The exact (3,) trace stays the most specific match for its shape.
+def test_reduce_retracing_keeps_the_exact_trace_most_specific():
+    g = guide.run("tracing.py").namespace["g"]  # the guide's reduce_retracing program: traced for (3,), (None,)
+    assert len(g.experimental_trace_log()) == 2
     assert g.get_concrete_function(tf.constant([0, 0, 0])).function_type.params[0][2].shape == (3,)
 
 
-def test_python_arguments_retrace_and_separate_functions_do_not_share(capsys):
-    @tf.function
-    def train(num_steps):
-        print("Tracing with num_steps = ", num_steps)
-        return tf.convert_to_tensor(num_steps) * 1
-
-    train(num_steps=10)
-    train(num_steps=20)
-    train(num_steps=tf.constant(10))
-    train(num_steps=tf.constant(20))
-
-    def f():
-        print('Tracing!')
-
-    tf.function(f)()
-    tf.function(f)()
-    assert capsys.readouterr().out == (
-        "Tracing with num_steps =  10\nTracing with num_steps =  20\n"
-        'Tracing with num_steps =  Tensor("num_steps:0", shape=(), dtype=int32)\nTracing!\nTracing!\n')
-
-
-def test_tracing_protocol():
-    class FruitTraceType:
-        def __init__(self, fruit):
-            self.fruit_type = type(fruit)
-            self.fruit_value = fruit
+def test_tracing_protocol_takes_a_duck_typed_trace_type():
+    class KindType:  # not a tf.types.experimental.TraceType subclass: the protocol's methods are enough
+        def __init__(self, obj):
+            self.kind, self.obj = type(obj), obj
 
         def is_subtype_of(self, other):
-            return type(other) is FruitTraceType and self.fruit_type is other.fruit_type
+            return self == other
 
         def most_specific_common_supertype(self, others):
             return self if all(self == other for other in others) else None
 
         def placeholder_value(self, placeholder_context=None):
-            return self.fruit_value
+            return self.obj
 
         def __eq__(self, other):
-            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+            return type(other) is KindType and self.kind is other.kind
 
         def __hash__(self):
-            return hash(self.fruit_type)
+            return hash(self.kind)
 
-    class FruitWithTraceType:
+    class Scale:
+        k = 3
+
         def __tf_tracing_type__(self, context):
-            return FruitTraceType(self)
+            return KindType(self)
 
-    class AppleWithTraceType(FruitWithTraceType):
-        flavor = tf.constant([1, 2])
-
-    class MangoWithTraceType(FruitWithTraceType):
-        flavor = tf.constant([3, 4])
-
-    @tf.function
-    def get_mixed_flavor(fruit_a, fruit_b):
-        return fruit_a.flavor + fruit_b.flavor
-
-    assert get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType()).numpy().tolist() == [4, 6]
-    assert get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType()).numpy().tolist() == [4, 6]
-    assert len(get_mixed_flavor.experimental_trace_log()) == 1
+    f = tf.function(lambda s, x: x * s.k)
+    assert f(Scale(), tf.constant(2)).numpy() == 6
+    assert f(Scale(), tf.constant(4)).numpy() == 12  # a new Scale object: the same trace type
+    assert len(f.experimental_trace_log()) == 1
 
 
 def test_retracing_warning_and_trace_log():

@@ -1,173 +1,39 @@
-"""Variables, Modules, init_scope and captures: the guide's Limitations / Known Issues programs and more."""
+"""Variables, Modules, init_scope and captures: what the guide's variable programs do beyond what they print,
+and more."""
 import gc
 import tracemalloc
 import weakref
 
+import guide
 import numpy as np
 import pytest
 
 import tfn as tf
 
-SINGLETON = ("tfn.function only supports singleton tfn.Variables created on the first call. Make sure the "
-             "tfn.Variable is only created once or created outside tfn.function. See "
-             "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
+# --- the guide's programs (examples/sections/variables.py; test_guide_sections checks what they print) ----------
 
+def test_init_scope_runs_eagerly_inside_a_trace():
+    seen = []
 
-# --- the guide's programs ------------------------------------------------------------------------------------
-
-def test_python_counter_guards_assign_add_only_at_trace(capsys):
-    class Model(tf.Module):
-        def __init__(self):
-            self.v = tf.Variable(0)
-            self.counter = 0
-
-        @tf.function
-        def __call__(self):
-            if self.counter == 0:
-                # A python side-effect
-                self.counter += 1
-                self.v.assign_add(1)
-
-            return self.v
-
-    m = Model()
-    for _n in range(3):
-        print(m().numpy())  # prints 1, 2, 3
-    assert capsys.readouterr().out == "1\n2\n3\n"
-
-
-def test_init_scope_lifts_the_increment_out_of_the_function(capsys):
-    class Model(tf.Module):
-        def __init__(self):
-            self.v = tf.Variable(0)
-            self.counter = 0
-
-        @tf.function
-        def __call__(self):
-            if self.counter == 0:
-                # Lifts ops out of function-building graphs
-                with tf.init_scope():
-                    print("eager inside init_scope:", tf.executing_eagerly())
-                    self.counter += 1
-                    self.v.assign_add(1)
-
-            return self.v
-
-    m = Model()
-    for _n in range(3):
-        print(m().numpy())  # prints 1, 1, 1
-    assert capsys.readouterr().out == "eager inside init_scope: True\n1\n1\n1\n"
-
-
-@tf.function
-def buggy_add():
-    return 1 + foo
-
-
-@tf.function
-def recommended_add(foo):
-    return 1 + foo
-
-
-@tf.function
-def variable_add():
-    return 1 + foo
-
-
-def test_global_python_value_keeps_its_traced_value_and_variable_is_read_each_call(capsys):
-    global foo
-    foo = 1
-    print("Buggy:", buggy_add())
-    print("Correct:", recommended_add(foo))
-    print("Updating the value of `foo` to 100!")
-    foo = 100
-    print("Buggy:", buggy_add())  # Did not change!
-    print("Correct:", recommended_add(foo))
-
-    foo = tf.Variable(1)
-    print("Variable:", variable_add())
-    print("Updating the value of `foo` to 100!")
-    foo.assign(100)
-    print("Variable:", variable_add())
-    assert capsys.readouterr().out == (
-        "Buggy: tfn.Tensor(2, shape=(), dtype=int32)\n"
-        "Correct: tfn.Tensor(2, shape=(), dtype=int32)\n"
-        "Updating the value of `foo` to 100!\n"
-        "Buggy: tfn.Tensor(2, shape=(), dtype=int32)\n"
-        "Correct: tfn.Tensor(101, shape=(), dtype=int32)\n"
-        "Variable: tfn.Tensor(2, shape=(), dtype=int32)\n"
-        "Updating the value of `foo` to 100!\n"
-        "Variable: tfn.Tensor(101, shape=(), dtype=int32)\n")
-
-
-def test_better_model_variables_as_attributes_need_no_retrace(capsys):
-    class BetterModel:
-
-        def __init__(self):
-            self.bias = tf.Variable(0.)
-            self.weight = tf.Variable(2.)
-
-    @tf.function
-    def evaluate(model, x):
-        return model.weight * x + model.bias
-
-    x = tf.constant(10.)
-    better_model = BetterModel()
-    print(evaluate(better_model, x))
-    print("Adding bias!")
-    better_model.bias.assign_add(5.0)  # Note: instead of better_model.bias += 5
-    print(evaluate(better_model, x))  # This works!
-    assert capsys.readouterr().out == ("tfn.Tensor(20.0, shape=(), dtype=float32)\nAdding bias!\n"
-                                       "tfn.Tensor(25.0, shape=(), dtype=float32)\n")
-    assert len(evaluate.experimental_trace_log()) == 1
-
-
-def test_creating_a_variable_on_every_call_raises_value_error():
     @tf.function
     def f(x):
-        v = tf.Variable(1.0)
-        return v
+        with tf.init_scope():
+            seen.append(tf.executing_eagerly())
+        return x + 1
 
-    with pytest.raises(ValueError) as info:
-        f(1.0)
-    message = str(info.value)
-    assert message.startswith(SINGLETON)
-    assert f"{__file__}:{f.__wrapped__.__code__.co_firstlineno + 2}" in message
-    assert "'f'" in message
+    assert f(tf.constant(1)).numpy() == 2 and seen == [True]
 
 
-def test_count_creates_its_variable_once(capsys):
-    class Count(tf.Module):
-        def __init__(self):
-            self.count = None
-
-        @tf.function
-        def __call__(self):
-            if self.count is None:
-                self.count = tf.Variable(0)
-            return self.count.assign_add(1)
-
-    c = Count()
-    print(c())
-    print(c())
-    assert capsys.readouterr().out == ("tfn.Tensor(1, shape=(), dtype=int32)\n"
-                                       "tfn.Tensor(2, shape=(), dtype=int32)\n")
+def test_count_creates_its_variable_once():
+    c = guide.run("variables.py").namespace["c"]  # the guide's Count module, called twice
     assert c.variables == (c.count,) and c.count.numpy() == 2
 
 
 def test_reads_and_writes_happen_in_program_order():
-    a = tf.Variable(1.0)
-    b = tf.Variable(2.0)
-
-    @tf.function
-    def f(x, y):
-        a.assign(y * b)
-        b.assign_add(x * a)
-        return a + b
-
-    assert f(1.0, 2.0).numpy() == 10.0
-    assert (a.numpy(), b.numpy()) == (4.0, 6.0)
-    assert f(1.0, 2.0).numpy() == 30.0  # a = 2 * 6, b = 6 + 1 * 12
+    ns = guide.run("variables.py").namespace  # g: a.assign(y * b); b.assign_add(x * a); return a + b
+    a, b, g = ns["a"], ns["b"], ns["g"]
+    assert (a.numpy(), b.numpy()) == (4.0, 6.0)  # after g(1.0, 2.0), which returned 10
+    assert g(1.0, 2.0).numpy() == 30.0  # a = 2 * 6, b = 6 + 1 * 12
     assert (a.numpy(), b.numpy()) == (12.0, 18.0)
 
 
