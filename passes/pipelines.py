@@ -1,5 +1,10 @@
 """Named pipelines: the stages every inspection API and tfn-opt share."""
+import functools
 from dataclasses import dataclass
+
+from tfn.passes import options as pass_options
+from tfn.passes import registry
+from tfn.passes import target as target_mod
 
 PIPELINES = {}
 
@@ -44,3 +49,36 @@ _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
 # stage name -> the pipelines that produce it from the previous stage
 STAGES = ("tfn", "linalg", "bufferized", "llvm")
 STAGE_PIPELINES = {"linalg": "tfn-lower-to-linalg", "bufferized": "tfn-bufferize", "llvm": "tfn-lower-to-llvm"}
+
+
+def text(name, target=None):
+    """The pipeline `name` spelled out for `target` (default: target.current()): named pipelines expanded, every
+    tfn pass with options given all of them explicitly. The same text compiles the same way on any machine, so
+    hashing it (with the target's cache_key) keys artifacts by target."""
+    return spelled_out(name, target_mod.current() if target is None else target)
+
+
+@functools.lru_cache(maxsize=None)
+def spelled_out(pipeline, target):
+    """A pipeline text with named pipelines expanded and every tfn pass's options explicit for `target`; the text
+    itself when it has neither to spell out."""
+    parts = _explicit(pipeline, target)
+    return pipeline if parts == registry.split_pipeline(pipeline) else ", ".join(parts)
+
+
+def _explicit(pipeline, target):
+    """The elements of a pipeline text, named pipelines expanded and tfn passes' options all given."""
+    registry._ensure_loaded()
+    out = []
+    for element in registry.split_pipeline(pipeline):
+        name, given = pass_options.split_element(element)
+        p = registry.PASSES.get(name)
+        if name in PIPELINES:
+            pass_options.parse(name, given, ())  # a named pipeline takes no options
+            out += _explicit(PIPELINES[name].text, target)
+        elif p is not None and p.options:
+            values = pass_options.resolve(p.options, pass_options.parse(name, given, p.options), target)
+            out.append(f"{name}{{{pass_options.render(p.options, values)}}}")
+        else:
+            out.append(element)
+    return out
