@@ -16,7 +16,7 @@ from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import CompileError, UnimplementedError
 from tfn.dialects.types import TensorType
-from tfn.passes import pipelines, registry
+from tfn.passes import pipelines, registry, target
 from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
 from tfn.runtime.executable import Executable
@@ -116,14 +116,15 @@ class ConcreteFunction:
         with self.graph.ctx:
             text = str(self.graph.module)
             level = compiler.opt_level(self.graph.func)
-            k = cache.key(text, pipelines.PIPELINES["tfn-pipeline"].text, "" if level == 3 else f"O{level}")
+            on = target.current()  # the passes' options and code generation follow the target: so does the key
+            k = cache.key(text, pipelines.text("tfn-pipeline", on), f"O{level} {on.cache_key()}")
             hit = cache.lookup(k)
             if hit:
                 so, scratch = hit, None
             else:
                 module = self._copy_module()
                 _run_pipeline(module.operation, "tfn-pipeline", self.name)
-                so, scratch = compiler.build_and_store(module, k, level)
+                so, scratch = compiler.build_and_store(module, k, level, on)
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
         self._executable = Executable(so, self.graph.symbol, in_types, graph_output_types(self.graph), scratch,
                                       on_error=self._error_message, handlers=self.graph.callbacks)
