@@ -28,8 +28,9 @@ def _needs(level):
 
 
 def test_host_target_is_detected_once():
-    t = tfn.config.get_target()
-    assert t is target.current() is _host()  # detected once, the same object on each call
+    assert tfn.config.get_target() is target.current()  # detected once, the same object on each call
+    t = _host()
+    assert t is target.target_for("native") and t.isa == target.target_for(t.isa).isa
     assert t.cores == len(os.sched_getaffinity(0))
     assert t.vector_bits in (128, 256, 512) and t.vector_registers in (16, 32)
     assert t.llvm_features == ()  # the host's own level: LLVM generates code for the host CPU as it is
