@@ -2,8 +2,10 @@
 
 C[m, n] = fill + A[m, k] B[k, n] becomes: A zero-padded to [M', K'], B zero-padded and packed by linalg.pack into
 panels Bp[n / NR][k][NR] (so the inner loop streams contiguous memory), one linalg.generic computing
-C3[m][n / NR][NR] += A[m][k] Bp[n / NR][k][NR], then collapsed and sliced back to [M, N]. A big contraction is
-tagged `tfn.split` with the scf.forall tile sizes that give each worker thread an equal share (worker_split).
+C3[m][n / NR][NR] += A[m][k] Bp[n / NR][k][NR], then collapsed and sliced back to [M, N]. With more than one worker
+(option `workers`, default: the cores available), a big contraction is tagged `tfn.split` with the scf.forall tile
+sizes that give each worker thread an equal share (worker_split). The register tile MR x NR follows the options
+`vector-bits` and `vector-registers` (defaults: the target's, passes/target.py): see Tiles.for_target.
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
@@ -14,15 +16,16 @@ tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The pa
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
 element types stay on the generic path.
 """
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from tfn.passes.lowering.common import affine_map, generic, index, parallel, reduction
+from tfn.passes.options import VECTOR_BITS, VECTOR_REGISTERS, WORKERS
 from tfn.passes.registry import register
-from tfn.passes.tfn_parallelize import WORKERS
 from tfn.passes.walk import collect
 
-MR, NR, KR = 8, 32, 4          # register tile: MR x NR accumulators (MR rows of 2 zmm), k unrolled by KR
 # Cache tiles (upper bounds; the largest multiple of the register tile dividing). tfn-vectorize-kernels orders the
 # loops as GotoBLAS does: a KC x NC block of packed B is reused by every MC-row block of A. Measured on two cores,
 # 1024^3 and 2048^3: KC = 1024 beat 512 by 2-4 % and 256 by 5-8 % (fewer loads and stores of the accumulators);
@@ -30,6 +33,21 @@ MR, NR, KR = 8, 32, 4          # register tile: MR x NR accumulators (MR rows of
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
 MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """The register tile (MR x NR accumulators, k unrolled by KR) and the worker count of one pass run."""
+    mr: int
+    nr: int
+    kr: int
+    workers: int
+
+    @staticmethod
+    def for_target(vector_bits, vector_registers, workers):
+        """NR = two vectors of f32; MR rows of 2 accumulators: 8 with 32 registers (16 accumulators, 512 bits: the
+        tile measured on AVX-512), 6 with 16 (12 accumulators, leaving room for the B vectors and A's broadcast)."""
+        return Tiles(8 if vector_registers >= 32 else 6, 2 * vector_bits // 32, 4, workers)
 
 
 DEFAULT_MAPS = ("[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
@@ -90,12 +108,12 @@ def _padded(value, shape):
     return pad.result
 
 
-def _packed(b, nb):
+def _packed(b, nb, t):
     """b [batch..., K', N'] packed into [batch..., N' / NR, K', NR] (a tagged linalg.pack)."""
     shape = _shape(b)
-    dest = tensor.EmptyOp(shape[:nb] + [shape[nb + 1] // NR, shape[nb], NR], ir.F32Type.get()).result
+    dest = tensor.EmptyOp(shape[:nb] + [shape[nb + 1] // t.nr, shape[nb], t.nr], ir.F32Type.get()).result
     perm = list(range(nb)) + [nb + 1, nb]
-    return _tag(linalg.pack(b, dest, [nb + 1], [NR], outer_dims_perm=perm), "pack", [1] * (nb + 1) + [KR, NR])
+    return _tag(linalg.pack(b, dest, [nb + 1], [t.nr], outer_dims_perm=perm), "pack", [1] * (nb + 1) + [t.kr, t.nr])
 
 
 def _filled(out, value, rows):
@@ -103,22 +121,22 @@ def _filled(out, value, rows):
     return _tag(linalg.fill(value, outs=[out]), "fill", [1] * (len(_shape(out)) - 3) + [rows, 1, 0])
 
 
-def worker_split(acc_shape, mr=MR):
-    """forall tile sizes (loops batch..., m, j, k, r) giving each of WORKERS threads an equal share of a contraction
-    into acc [batch..., M', N' / NR, NR]: whole batches, else whole panels (then each worker also packs just the
-    part of B it reads), else whole register-tile rows; None when no loop divides evenly."""
+def worker_split(acc_shape, mr, workers):
+    """forall tile sizes (loops batch..., m, j, k, r) giving each of `workers` threads an equal share of a
+    contraction into acc [batch..., M', N' / NR, NR]: whole batches, else whole panels (then each worker also packs
+    just the part of B it reads), else whole register-tile rows; None when no loop divides evenly."""
     nb = len(acc_shape) - 3
     for d in list(range(nb)) + [nb + 1, nb]:
-        if acc_shape[d] % (WORKERS * (mr if d == nb else 1)) == 0:
-            return [acc_shape[d] // WORKERS if k == d else 0 for k in range(nb + 4)]
+        if acc_shape[d] % (workers * (mr if d == nb else 1)) == 0:
+            return [acc_shape[d] // workers if k == d else 0 for k in range(nb + 4)]
     return None
 
 
-def _contract(a, bp, acc, mr=MR, split=None):
+def _contract(a, bp, acc, t, mr, split=None):
     """Tagged acc[batch..., m, j, r] += a[batch..., m, k] * bp[j, k, r] (bp without batch dims when it has fewer);
     register tiles of mr rows (mr divides M); split over the workers by `split` (worker_split) when given."""
     nb = len(_shape(acc)) - 3
-    part = [s // WORKERS if split and split[d] else s for d, s in enumerate(_shape(acc))]
+    part = [s // t.workers if split and split[d] else s for d, s in enumerate(_shape(acc))]
     mp, panels, nr = part[nb:]
     kp = _shape(a)[-1]
     d = [ir.AffineDimExpr.get(i) for i in range(nb + 4)]
@@ -128,8 +146,8 @@ def _contract(a, bp, acc, mr=MR, split=None):
             affine_map(nb + 4, bd + [i, j, r])]
     iters = parallel(nb + 2) + [reduction()] + parallel(1)
     res = generic([a, bp], maps[:2], [acc], maps[2:], iters, lambda x, y, c: arith.addf(c, arith.mulf(x, y)))[0]
-    level1 = [1] * nb + [cache_tile(mp, mr, MC), cache_tile(panels * nr, nr, NC) // nr, cache_tile(kp, KR, KC), 0]
-    _tag(res, "contract", level1, [0] * nb + [mr, 1, KR, 0])
+    level1 = [1] * nb + [cache_tile(mp, mr, MC), cache_tile(panels * nr, nr, NC) // nr, cache_tile(kp, t.kr, KC), 0]
+    _tag(res, "contract", level1, [0] * nb + [mr, 1, t.kr, 0])
     if split:
         res.owner.operation.attributes["tfn.split"] = ir.DenseI64ArrayAttr.get(split)
     return res
@@ -175,16 +193,17 @@ def candidate(op):
     return 0 not in _shape(op.operands[2]) and 0 not in _shape(op.operands[0]) and _flops(op) >= MIN_FLOPS
 
 
-def rewrite_matmul(op):
+def rewrite_matmul(op, t):
     """pad + pack + tagged packed contraction + collapse + slice, for a candidate matmul / batch_matmul."""
     a, b, c = op.operands
     nb = 1 if op.name == "linalg.batch_matmul" else 0
     batch, (m, n) = _shape(c)[:nb], _shape(c)[nb:]
-    mp, np_, kp = round_up(m, MR), round_up(n, NR), round_up(_shape(a)[-1], KR)
-    bp = _packed(_padded(b, batch + [kp, np_]), nb)
-    acc = _filled(tensor.EmptyOp(batch + [mp, np_ // NR, NR], ir.F32Type.get()).result, _fill_value(c), MR)
-    split = worker_split(_shape(acc)) if 2 * kp * _prod(_shape(acc)) >= MIN_PARALLEL_FLOPS else None
-    return _unpacked(_contract(_padded(a, batch + [mp, kp]), bp, acc, split=split), _shape(c))
+    mp, np_, kp = round_up(m, t.mr), round_up(n, t.nr), round_up(_shape(a)[-1], t.kr)
+    bp = _packed(_padded(b, batch + [kp, np_]), nb, t)
+    acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, _fill_value(c), t.mr)
+    big = t.workers > 1 and 2 * kp * _prod(_shape(acc)) >= MIN_PARALLEL_FLOPS
+    split = worker_split(_shape(acc), t.mr, t.workers) if big else None
+    return _unpacked(_contract(_padded(a, batch + [mp, kp]), bp, acc, t, t.mr, split), _shape(c))
 
 
 def _attr_pair(op, name):
@@ -236,47 +255,50 @@ def _each_row(out, body, parallel):
     return outer.results[0]
 
 
-def rewrite_conv(op):
+def rewrite_conv(op, t):
     """Per output row: a tagged fill and KH x KW tagged contractions of strided input slices with packed taps."""
     x, w, c = op.operands
     (sh, sw), (dh, dw) = _attr_pair(op, "strides"), _attr_pair(op, "dilations")
     kh, kw, ch, nf = _shape(w)
     n, oh, ow, _ = _shape(c)
-    # Filters padded to a multiple of NR = 32 (the guide's 100 to 128): 16-wide panels (112) measured 3-5 % slower.
-    cp, fp = round_up(ch, KR), round_up(nf, NR)
+    # Filters padded to a multiple of NR (32 with 512-bit vectors: the guide's 100 to 128); with 512-bit vectors,
+    # 16-wide panels (112) measured 3-5 % slower.
+    cp, fp = round_up(ch, t.kr), round_up(nf, t.nr)
     xp = _padded(x, _shape(x)[:3] + [cp])
-    wp = _packed(_padded(w, [kh, kw, cp, fp]), 2)  # [kh, kw, F' / NR, C', NR]
-    row_shape = [ow, fp // NR, NR]
-    main = ow - ow % MR
-    parts = [(start, size, mr) for start, size, mr in ((0, main, MR), (main, ow - main, ow - main)) if size]
+    wp = _packed(_padded(w, [kh, kw, cp, fp]), 2, t)  # [kh, kw, F' / NR, C', NR]
+    row_shape = [ow, fp // t.nr, t.nr]
+    main = ow - ow % t.mr
+    parts = [(start, size, mr) for start, size, mr in ((0, main, t.mr), (main, ow - main, ow - main)) if size]
     fill = _fill_value(c)
 
     def row(b, r, acc):
-        acc = _filled(acc, fill, _largest_divisor(ow, MR))
+        acc = _filled(acc, fill, _largest_divisor(ow, t.mr))
         for i in range(kh):
             x_row = r if sh == 1 else arith.muli(r, index(sh))
             x_row = arith.addi(x_row, index(i * dh)) if i else x_row
             for j in range(kw):
-                tap = _slice(wp, [i, j, 0, 0, 0], [1, 1, fp // NR, cp, NR], shape=row_shape[1:2] + [cp, NR])
+                tap = _slice(wp, [i, j, 0, 0, 0], [1, 1, fp // t.nr, cp, t.nr], shape=row_shape[1:2] + [cp, t.nr])
                 for start, size, mr in parts:
                     a = _slice(xp, [b, x_row, start * sw + j * dw, 0], [1, 1, size, cp], [1, 1, sw, 1],
                                shape=[size, cp])
                     if size == ow:
-                        acc = _contract(a, tap, acc, mr)
+                        acc = _contract(a, tap, acc, t, mr)
                         continue
-                    part = _contract(a, tap, _slice(acc, [start, 0, 0], [size] + row_shape[1:]), mr)
+                    part = _contract(a, tap, _slice(acc, [start, 0, 0], [size] + row_shape[1:]), t, mr)
                     acc = _insert(part, acc, [start, 0, 0], [size] + row_shape[1:])
         return acc
 
     out = tensor.EmptyOp([n, oh] + row_shape, ir.F32Type.get()).result
-    return _unpacked(_each_row(out, row, _flops(op) >= MIN_PARALLEL_FLOPS), [n, oh, ow, nf])
+    return _unpacked(_each_row(out, row, t.workers > 1 and _flops(op) >= MIN_PARALLEL_FLOPS), [n, oh, ow, nf])
 
 
 @register("tfn-pack-matmul",
-          "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling")
-def pack_matmul(module_op):
+          "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling",
+          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS])
+def pack_matmul(module_op, vector_bits, vector_registers, workers):
+    t = Tiles.for_target(vector_bits, vector_registers, workers)
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
-            new = rewrite_conv(op) if op.name == "linalg.conv_2d_nhwc_hwcf" else rewrite_matmul(op)
+            new = rewrite_conv(op, t) if op.name == "linalg.conv_2d_nhwc_hwcf" else rewrite_matmul(op, t)
         op.results[0].replace_all_uses_with(new)
         op.erase()

@@ -1,20 +1,21 @@
-"""tfn-parallelize: split each big static linalg op on tensors into WORKERS parts of an scf.forall.
+"""tfn-parallelize: split each big static linalg op on tensors into `workers` parts of an scf.forall.
 
 A linalg.generic, reduce, transpose or broadcast whose iteration space holds at least MIN_WORK points (static loop
-ranges) is tiled with `transform.structured.tile_using_forall` along its first parallel loop of extent >= WORKERS.
-After bufferization the forall becomes scf.parallel (`scf-forall-to-parallel`) and MLIR's async runtime runs its
-iterations on WORKERS threads (`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`; the
-compiled library links libmlir_async_runtime.so). Small ops, dynamic shapes and ops already inside an scf.forall
-are left alone, so a module with nothing big is not touched at all (no transform module is even parsed).
+ranges) is tiled with `transform.structured.tile_using_forall` along its first parallel loop of extent >= workers
+(option `workers`, default: the cores available, passes/target.py). After bufferization the forall becomes
+scf.parallel (`scf-forall-to-parallel`) and MLIR's async runtime runs its iterations on the worker threads
+(`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`; the compiled library links
+libmlir_async_runtime.so). Small ops, dynamic shapes, ops already inside an scf.forall and every op when there is
+one worker are left alone, so a module with nothing big is not touched at all (no transform module is parsed).
 Matmul and convolution contractions are split by tfn-vectorize-kernels instead (whole cache tiles per worker).
 """
 from mlir import ir
 
+from tfn.passes.options import WORKERS
 from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
-WORKERS = 2            # this machine's cores; each forall gets one iteration per worker
 MIN_WORK = 1 << 16     # iteration points below which a thread hand-off (~5-10 us) costs more than it saves
 SPLIT_OPS = ("linalg.generic", "linalg.reduce", "linalg.transpose", "linalg.broadcast")
 _ANY = "!transform.any_op"
@@ -65,8 +66,8 @@ def loop_space(op):
     return None if shape is None else (shape, [True] * len(shape))
 
 
-def split_dim(op):
-    """The loop to split across workers for a big linalg op on tensors, or None to leave op alone."""
+def split_dim(op, workers):
+    """The loop to split across `workers` threads for a big linalg op on tensors, or None to leave op alone."""
     if "scf.forall" in _ancestor_names(op):
         return None
     space = loop_space(op)
@@ -77,14 +78,14 @@ def split_dim(op):
         work *= r
     if work < MIN_WORK:
         return None
-    return next((d for d, (r, par) in enumerate(zip(*space)) if par and r >= WORKERS), None)
+    return next((d for d, (r, par) in enumerate(zip(*space)) if par and r >= workers), None)
 
 
-def schedule_text(splits):
-    """A transform module tiling op `tfn.parallel_id = i` with WORKERS threads along dim d, per (i, d, n_loops)."""
+def schedule_text(splits, workers):
+    """A transform module tiling op `tfn.parallel_id = i` with `workers` threads along dim d, per (i, d, n_loops)."""
     lines = []
     for i, d, n in splits:
-        threads = ", ".join(str(WORKERS if k == d else 0) for k in range(n))
+        threads = ", ".join(str(workers if k == d else 0) for k in range(n))
         lines += [match_tagged(f"%op{i}", "tfn.parallel_id", i),
                   f"%t{i}, %f{i} = transform.structured.tile_using_forall %op{i} num_threads [{threads}] "
                   f": ({_ANY}) -> ({_ANY}, {_ANY})"]
@@ -92,11 +93,14 @@ def schedule_text(splits):
 
 
 @register("tfn-parallelize", "Tile big static linalg generic/reduce/transpose/broadcast ops on tensors into an "
-          "scf.forall with one iteration per worker thread (run by MLIR's async runtime after lowering)")
-def parallelize(module_op):
+          "scf.forall with one iteration per worker thread (run by MLIR's async runtime after lowering)",
+          options=[WORKERS])
+def parallelize(module_op, workers):
+    if workers < 2:
+        return
     splits = []
     for op in collect(module_op, lambda op: op.name in SPLIT_OPS):
-        d = split_dim(op)
+        d = split_dim(op, workers)
         if d is None:
             continue
         i = len(splits)
@@ -104,6 +108,6 @@ def parallelize(module_op):
         splits.append((i, d, len(loop_space(op)[0])))
     if not splits:
         return
-    apply_schedule(module_op, schedule_text(splits))
+    apply_schedule(module_op, schedule_text(splits, workers))
     for op in collect(module_op, lambda op: "tfn.parallel_id" in op.attributes):
         del op.attributes["tfn.parallel_id"]

@@ -1,26 +1,27 @@
-"""tfn-vectorize-elementwise: compute-heavy elementwise linalg.generic ops as loops over LANES-wide vectors.
+"""tfn-vectorize-elementwise: compute-heavy elementwise linalg.generic ops as loops over `lanes`-wide vectors.
 
 LLVM's loop vectoriser turns a fused elementwise loop into one 16-lane vector per iteration (interleaved at most
 twice), so a long body (a 50-op chain with exp and tanh polynomials: ~500 dependent instructions) runs at the
 latency of its dependency chain, not at the FMA units' throughput. This pass tiles such a generic along its
-innermost loop by LANES (tile_using_for, the other loops by 1) and vectorises each tile as one LANES-wide vector
-(`transform.structured.vectorize` with vector sizes, masked, so the last partial tile needs no scalar epilogue).
-LLVM splits a 64-lane f32 vector into four independent AVX-512 registers (eight AVX2 ones), enough independent
-work to keep both FMA pipes busy. tfn-polynomial-approximation then expands exp/log/tanh on the vectors.
+innermost loop by LANES (option `lanes`; tile_using_for, the other loops by 1) and vectorises each tile as one
+LANES-wide vector (`transform.structured.vectorize` with vector sizes, masked, so the last partial tile needs no
+scalar epilogue). LLVM splits it into vector registers: the default, four registers' worth (64 f32 lanes with
+AVX-512, 32 with AVX2; passes/options.py LANES), is enough independent work to keep both FMA pipes busy.
+tfn-polynomial-approximation then expands exp/log/tanh on the vectors.
 
 Candidates: a linalg.generic on tensors, every loop parallel, every indexing map a projected permutation that is
 either contiguous in the innermost loop (its last result is that loop) or does not use it (a broadcast), a body
 of arith/math ops only, and work worth it: at least one transcendental math op or MIN_BODY_OPS ops in the body,
-and an innermost loop that is dynamic or at least LANES long. Cheap bodies stay on LLVM's vectoriser, which
+and an innermost loop that is dynamic or at least `lanes` long. Cheap bodies stay on LLVM's vectoriser, which
 handles them at memory speed already. Runs after tfn-parallelize, so a split op is vectorised per worker.
 """
 from mlir import ir
 
+from tfn.passes.options import LANES
 from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
-LANES = 64         # f32: four AVX-512 registers per vector op, independent chains to hide the FMA latency
 MIN_BODY_OPS = 16  # bodies shorter than this (without math ops) are memory-bound: LLVM's vectoriser is enough
 HEAVY_MATH = {"math.exp", "math.log", "math.tanh", "math.log1p", "math.expm1", "math.exp2", "math.log2",
               "math.erf", "math.sin", "math.cos", "math.atan", "math.atan2", "math.powf"}
@@ -59,8 +60,8 @@ def _body_ok(op):
     return any(o.name in HEAVY_MATH for o in ops) or len(ops) - 1 >= MIN_BODY_OPS
 
 
-def candidate(op):
-    """Whether op is an elementwise linalg.generic on tensors this pass vectorises."""
+def candidate(op, lanes):
+    """Whether op is an elementwise linalg.generic on tensors this pass vectorises in vectors of `lanes`."""
     if op.name != "linalg.generic" or not op.results:
         return False
     if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
@@ -71,14 +72,14 @@ def candidate(op):
     if maps[0].n_dims == 0 or not _maps_ok(maps) or not _body_ok(op):
         return False
     extent = _inner_extent(op, maps)
-    return extent is None or extent >= LANES
+    return extent is None or extent >= lanes
 
 
-def schedule_text(ops):
-    """Tile op `tfn.vec_id = i` (of rank n) by LANES along its innermost loop and vectorise each tile."""
+def schedule_text(ops, lanes):
+    """Tile op `tfn.vec_id = i` (of rank n) by `lanes` along its innermost loop and vectorise each tile."""
     lines = []
     for i, n in ops:
-        sizes = ", ".join(["1"] * (n - 1) + [str(LANES)])
+        sizes = ", ".join(["1"] * (n - 1) + [str(lanes)])
         loops = n
         outs = f"%t{i}, %l{i}:{loops}" if loops > 1 else f"%t{i}, %l{i}"
         lines += [match_tagged(f"%op{i}", "tfn.vec_id", i),
@@ -93,15 +94,15 @@ def schedule_text(ops):
 
 
 @register("tfn-vectorize-elementwise", "Tile compute-heavy elementwise linalg.generic ops on tensors into loops "
-          "of 64-lane (masked) vector ops")
-def vectorize_elementwise(module_op):
+          "of (masked) vector ops", options=[LANES])
+def vectorize_elementwise(module_op, lanes):
     ops = []
-    for op in collect(module_op, candidate):
+    for op in collect(module_op, lambda op: candidate(op, lanes)):
         i = len(ops)
         op.attributes["tfn.vec_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
         ops.append((i, ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value.n_dims))
     if not ops:
         return
-    apply_schedule(module_op, schedule_text(ops))
+    apply_schedule(module_op, schedule_text(ops, lanes))
     for op in collect(module_op, lambda op: "tfn.vec_id" in op.attributes):
         del op.attributes["tfn.vec_id"]

@@ -3,23 +3,24 @@
 A linalg.reduce on tensors of f32 whose reduced dimensions are the trailing ones (a full reduction, or rows of
 the collapsed [R, N] view) and whose body is one addf / maximumf / minimumf (NaN-propagating) becomes, per row,
 a loop of LANES-wide vector reads into LANES independent partial results, a masked read for the tail (padded with
-the identity) and one tree reduction of the partials, combined with the init element. Sums restart their partials
-every BLOCK elements and add the block totals, so rounding error grows with N / BLOCK + BLOCK / LANES rather than
-with N (a sequential loop: N). Big static reductions (>= MIN_SPLIT elements) are split into an scf.forall with one
-iteration per worker (run on MLIR's async runtime by tfn-async-parallel): rows are divided among the workers, a
-full reduction is cut into WORKERS column ranges whose partial results are then combined. Reductions over leading
+the identity) and one tree reduction of the partials, combined with the init element. LANES is the option `lanes`
+(default: four vector registers' worth, enough independent partial results to hide the add latency). Sums restart
+their partials every BLOCK = 64 x LANES elements and add the block totals, so rounding error grows with
+N / BLOCK + BLOCK / LANES rather than with N (a sequential loop: N). Big static reductions (>= MIN_SPLIT elements)
+are split into an scf.forall with one iteration per worker (option `workers`, default: the cores available; run on
+MLIR's async runtime by tfn-async-parallel): rows are divided among the workers, a full reduction is cut into one
+column range per worker whose partial results are then combined. Reductions over leading
 axes already vectorise (their inner loop is parallel) and are left to tfn-parallelize, as are static rows shorter
 than MIN_ROW and every other element type and combiner.
 """
 from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
+from tfn.passes.options import LANES, WORKERS
 from tfn.passes.registry import register
-from tfn.passes.tfn_parallelize import WORKERS
 from tfn.passes.walk import collect
 
-LANES = 64          # 4 AVX-512 registers: enough independent partial results to hide the add latency
-BLOCK = 64 * LANES  # sums: elements per block, whose partials restart at the identity
+BLOCK_VECTORS = 64  # sums: vectors per block, whose partials restart at the identity
 MIN_ROW = 16        # static rows shorter than this stay on linalg's scalar loop (a vector would be mostly padding)
 # Reductions are memory-bound (one add per 4 bytes read): one thread streams 1e6 floats in ~45 us, and on this
 # shared 2-core machine splitting 1e6-2e6 floats across workers measured slower (72-105 us vs 44-61 us), so only
@@ -67,18 +68,18 @@ def candidate(op):
 
 
 class _Kernel:
-    """Emits the vector loops of one reduction (its combiner op name) at the current insertion point.
+    """Emits the vector loops of one reduction (its combiner op name, `lanes` per vector) at the insertion point.
 
     The loop state is the LANES partial results, and for max/min also a mask of the lanes that met a NaN: a max
     by compare + select is one instruction (arith.maximumf's NaN and signed-zero rules cost ~5 on x86), and the
     NaN mask is updated off the partials' dependency chain."""
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, lanes):
+        self.name, self.lanes, self.block = name, lanes, BLOCK_VECTORS * lanes
         self.kind, identity = COMBINERS[name]
         self.f32 = ir.F32Type.get()
-        self.vtype = ir.VectorType.get([LANES], self.f32)
-        self.mtype = ir.VectorType.get([LANES], ir.IntegerType.get_signless(1))
+        self.vtype = ir.VectorType.get([lanes], self.f32)
+        self.mtype = ir.VectorType.get([lanes], ir.IntegerType.get_signless(1))
         self.identity = arith.constant(self.f32, identity)
         self.splat = arith.constant(self.vtype, ir.DenseElementsAttr.get_splat(
             self.vtype, ir.FloatAttr.get(self.f32, identity)))
@@ -118,12 +119,12 @@ class _Kernel:
     def row(self, x, row, n):
         """The reduction of the n elements of row `row` (None: x is 1-D) of x, as an f32 scalar."""
         at = (lambda j: [j]) if row is None else (lambda j: [row, j])
-        main = arith.subi(n, arith.remui(n, _index(LANES)))
-        blocks = scf.ForOp(_index(0), main, _index(BLOCK), self.start())
+        main = arith.subi(n, arith.remui(n, _index(self.lanes)))
+        blocks = scf.ForOp(_index(0), main, _index(self.block), self.start())
         with ir.InsertionPoint(blocks.body):
             jb = blocks.induction_variable
-            hi = arith.minui(arith.addi(jb, _index(BLOCK)), main)
-            inner = scf.ForOp(jb, hi, _index(LANES), self.start())
+            hi = arith.minui(arith.addi(jb, _index(self.block)), main)
+            inner = scf.ForOp(jb, hi, _index(self.lanes), self.start())
             with ir.InsertionPoint(inner.body):
                 scf.YieldOp(self.step(list(inner.inner_iter_args), self.read(x, at(inner.induction_variable), True)))
             scf.YieldOp(self.step(list(blocks.inner_iter_args), *inner.results))  # the block's partials as one step
@@ -166,11 +167,11 @@ def _worker_range(worker, chunk, total):
     return lo, arith.minui(arith.addi(lo, _index(chunk)), _index(total))
 
 
-def _split_rows(k, x2, out, rows, n):
-    """The rows of x2 [rows, n] (static) divided among the workers in an scf.forall."""
-    forall = scf.ForallOp([0], [WORKERS], [1], [out])
+def _split_rows(k, x2, out, rows, n, workers):
+    """The rows of x2 [rows, n] (static) divided among `workers` in an scf.forall."""
+    forall = scf.ForallOp([0], [workers], [1], [out])
     with ir.InsertionPoint(forall.body):
-        lo, hi = _worker_range(forall.induction_variables[0], -(-rows // WORKERS), rows)
+        lo, hi = _worker_range(forall.induction_variables[0], -(-rows // workers), rows)
         size = arith.subi(hi, lo)
         part = k.rows(_slice(x2, lo, size, n), _slice(forall.inner_iter_args[0], lo, size), _index(0), size)
         with ir.InsertionPoint(forall.terminator().block):
@@ -179,11 +180,11 @@ def _split_rows(k, x2, out, rows, n):
     return forall.results[0]
 
 
-def _split_columns(k, x1, n):
-    """The reduction of the static 1-D x1 as WORKERS column ranges in an scf.forall, then combined."""
-    chunk = _round_up(_round_up(n, WORKERS) // WORKERS, LANES)  # a whole number of vectors per worker
-    parts = tensor.EmptyOp([WORKERS], ir.F32Type.get()).result
-    forall = scf.ForallOp([0], [WORKERS], [1], [parts])
+def _split_columns(k, x1, n, workers):
+    """The reduction of the static 1-D x1 as one column range per worker in an scf.forall, then combined."""
+    chunk = _round_up(_round_up(n, workers) // workers, k.lanes)  # a whole number of vectors per worker
+    parts = tensor.EmptyOp([workers], ir.F32Type.get()).result
+    forall = scf.ForallOp([0], [workers], [1], [parts])
     with ir.InsertionPoint(forall.body):
         w = forall.induction_variables[0]
         lo, hi = _worker_range(w, chunk, n)
@@ -193,7 +194,7 @@ def _split_columns(k, x1, n):
             tensor.ParallelInsertSliceOp(value, forall.inner_iter_args[0], [w], [], [], [
                 ir.ShapedType.get_dynamic_stride_or_offset()], [1], [1])
     total = tensor.extract(forall.results[0], [_index(0)])
-    for i in range(1, WORKERS):
+    for i in range(1, workers):
         total = k.combine(total, tensor.extract(forall.results[0], [_index(i)]))
     return total
 
@@ -221,35 +222,35 @@ def _expanded(value, like):
     return tensor.expand_shape(t, value, [list(range(t.rank))], dynamic, list(t.shape))
 
 
-def rewrite(op):
+def rewrite(op, lanes, workers):
     """The vector-loop replacement of a candidate linalg.reduce; returns its result value."""
     x, init = op.operands
-    k = _Kernel(_combiner(op))
+    k = _Kernel(_combiner(op), lanes)
     rank = ir.RankedTensorType(x.type).rank
     first = min(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     reduced = list(range(first, rank))
     xshape = list(ir.RankedTensorType(x.type).shape)
     n, total = _static_product(xshape[first:]), _static_product(xshape)
-    big = total is not None and total >= MIN_SPLIT
+    big = workers > 1 and total is not None and total >= MIN_SPLIT
     if first == 0:  # full reduction into a 0-d init
         x1 = _collapsed(x, [reduced])
-        value = _split_columns(k, x1, n) if big else k.row(x1, None, tensor.dim(x1, _index(0)))
+        value = _split_columns(k, x1, n, workers) if big else k.row(x1, None, tensor.dim(x1, _index(0)))
         return tensor.insert(k.combine(tensor.extract(init, []), value), init, [])
     x2 = _collapsed(x, [list(range(first)), reduced])
     out = _collapsed(init, [list(range(first))])
     rows = _static_product(xshape[:first])
-    if big and rows >= WORKERS:
-        result = _split_rows(k, x2, out, rows, n)
+    if big and rows >= workers:
+        result = _split_rows(k, x2, out, rows, n, workers)
     else:
         result = k.rows(x2, out, _index(0), tensor.dim(x2, _index(0)))
     return _expanded(result, init)
 
 
 @register("tfn-vectorize-reductions", "Rewrite f32 sum/max/min linalg.reduce ops over trailing dims into vector "
-          "loops (split across workers when big and static)")
-def vectorize_reductions(module_op):
+          "loops (split across workers when big and static)", options=[LANES, WORKERS])
+def vectorize_reductions(module_op, lanes, workers):
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
-            new = rewrite(op)
+            new = rewrite(op, lanes, workers)
         op.results[0].replace_all_uses_with(new)
         op.erase()

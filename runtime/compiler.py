@@ -1,5 +1,6 @@
 """Compile an LLVM-dialect module into a shared object."""
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -8,6 +9,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from tfn.dialects.errors import CompileError
+from tfn.passes import target as target_mod
 from tfn.runtime import cache, toolchain
 
 
@@ -33,8 +35,24 @@ def _needs_runner_utils(declared):
     return any(not name.startswith("mlirAsyncRuntime") and not hasattr(process, name) for name in declared)
 
 
-def build_shared_object(llvm_module, opt_level=3):
-    """Code-generate `llvm_module` (LLVM dialect) and link it into a new .so; returns its path."""
+def _set_target_features(llvm_module, target):
+    """Give every function `llvm_module` defines the target's LLVM features (none for the host's own level).
+
+    The ExecutionEngine generates code for the host CPU; a function's target-features attribute replaces the host's
+    features for that function, in LLVM's vectorisers as in code generation."""
+    if not target.llvm_features:
+        return
+    attr = ir.Attribute.parse(f"#llvm.target_features<{json.dumps(list(target.llvm_features))}>",
+                              context=llvm_module.context)
+    for op in llvm_module.body.operations:
+        if op.name == "llvm.func" and op.regions[0].blocks:
+            op.attributes["target_features"] = attr
+
+
+def build_shared_object(llvm_module, opt_level=3, target=None):
+    """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
+    and link it into a new .so; returns its path."""
+    _set_target_features(llvm_module, target_mod.current() if target is None else target)
     work = cache.scratch_dir()
     obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
     declared = _declared_functions(llvm_module)
@@ -143,11 +161,12 @@ def _elements(t):
     return n
 
 
-def build_and_store(llvm_module, k, opt_level=3):
-    """Build the .so of `llvm_module` and store it under key k (the caller looked k up first).
+def build_and_store(llvm_module, k, opt_level=3, target=None):
+    """Build the .so of `llvm_module` for `target` (default: the current one) and store it under key k (the caller
+    looked k up first, with the target's cache_key in it).
 
     Returns (path, a scratch dir to remove once the .so is loaded, or None)."""
-    so, work = build_shared_object(llvm_module, opt_level)
+    so, work = build_shared_object(llvm_module, opt_level, target)
     path = cache.store(k, so)
     if path != so:
         shutil.rmtree(work, ignore_errors=True)

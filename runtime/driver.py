@@ -9,6 +9,7 @@ from mlir import ir
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import pipelines, registry
+from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
 from tfn.runtime.executable import Executable
@@ -19,11 +20,14 @@ STAGES = pipelines.STAGES
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
     """How to compile: the pipeline (a name in passes/pipelines.py, or pipeline text), the LLVM opt level (None:
-    chosen per function by compiler.opt_level) and the target's key material (its pass options and CPU features
-    as one string; it names the artifact with the IR, so code built for one target is never loaded for another)."""
+    chosen per function by compiler.opt_level), the target (None: passes/target.py's current one, detected once)
+    and extra key material. The pipeline spelled out for the target (its passes' options), the target's CPU
+    features and `target_key` name the artifact with the IR: code built for one target is never loaded for
+    another."""
 
     pipeline: str = "tfn-pipeline"
     opt_level: int | None = None
+    target: object = None
     target_key: str = ""
 
 
@@ -38,12 +42,14 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         level = options.opt_level
         if level is None:
             level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
-        k = cache.key(str(module), _pipeline_text(options.pipeline), _option_key(level, options.target_key))
+        on = target_mod.current() if options.target is None else options.target
+        text = registry.pipeline_text(options.pipeline, on)
+        k = cache.key(str(module), text, _option_key(level, on.cache_key(), options.target_key))
         so, scratch = cache.lookup(k), None
         if so is None:
             lowered = _copy(module)
-            _run_pipeline(lowered.operation, options.pipeline, name or symbol)
-            so, scratch = compiler.build_and_store(lowered, k, level)
+            _run_pipeline(lowered.operation, text, name or symbol, on)
+            so, scratch = compiler.build_and_store(lowered, k, level, on)
     return Executable(so, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
                       handlers=handlers)
 
@@ -59,15 +65,9 @@ def stage_ir(module, stage, name):
         return str(lowered)
 
 
-def _pipeline_text(pipeline):
-    """The text of a named pipeline; pipeline text stands for itself."""
-    named = pipelines.PIPELINES.get(pipeline)
-    return named.text if named is not None else pipeline
-
-
-def _option_key(level, target_key):
+def _option_key(level, *target_keys):
     """The options' part of the cache key: the opt level unless it is the default 3, then the target's material."""
-    return ";".join(part for part in ("" if level == 3 else f"O{level}", target_key) if part)
+    return ";".join(part for part in ("" if level == 3 else f"O{level}", *target_keys) if part)
 
 
 def _copy(module):
@@ -75,9 +75,9 @@ def _copy(module):
     return ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
 
 
-def _run_pipeline(module_op, pipeline, fname):
+def _run_pipeline(module_op, pipeline, fname, target=None):
     try:
-        registry.run(pipeline, module_op)
+        registry.run(pipeline, module_op, target)
     except ir.MLIRError as e:
         raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 

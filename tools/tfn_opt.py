@@ -3,8 +3,10 @@ import argparse
 import re
 import sys
 
+from tfn.passes.options import resolve
 from tfn.passes.pipelines import PIPELINES
 from tfn.passes.registry import all_passes
+from tfn.passes.target import current as current_target
 from tfn.tools.driver import Driver
 
 SPLIT_MARKER = "// -----"
@@ -34,10 +36,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"tfn-opt: error: {message} (see tfn-opt --help)\n")
 
 
+def _pass_rows(p, here):
+    """The pass's help line, then one per option with its default on the target `here` (None: unknown)."""
+    defaults = resolve(p.options, {}, here) if here else {}
+    return [f"  --{p.name:<28} {p.summary}"] + [
+        f"      {o.usage():<26} {o.help}" + (f" [here: {defaults[o.keyword]}]" if here else "") for o in p.options]
+
+
+def _target():
+    """The current target, or None when TFN_TARGET_FEATURES names none (the pipeline reports that error)."""
+    try:
+        return current_target()
+    except ValueError:
+        return None
+
+
 def _epilog():
-    rows = ["tfn passes:"] + [f"  --{n:<28} {p.summary}" for n, p in sorted(all_passes().items())]
+    here, passes = _target(), all_passes()
+    rows = ["tfn passes:"] + [row for n in sorted(passes) for row in _pass_rows(passes[n], here)]
     rows += ["", "tfn pipelines:"] + [f"  --{n:<28} {PIPELINES[n].summary}" for n in sorted(PIPELINES)]
-    rows += ["", "Any upstream MLIR pass works as --<name> or --<name>=<options>, or inside -p.",
+    rows += ["", "Options go as --<pass>=<name>=<value> or, several, '--<pass>=<name>=<value> <name>=<value>',",
+             "or inside -p as <pass>{<name>=<value> ...}; defaults come from the target (TFN_TARGET_FEATURES).",
+             "Any upstream MLIR pass works as --<name> or --<name>=<options>, or inside -p.",
              "Passes given as flags run in command-line order; they cannot be mixed with -p."]
     return "\n".join(rows)
 

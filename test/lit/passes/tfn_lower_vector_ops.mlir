@@ -1,4 +1,4 @@
-// RUN: tfn-opt %s --tfn-pack-matmul --tfn-vectorize-kernels --tfn-bufferize --tfn-lower-vector-ops | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' --tfn-vectorize-kernels --tfn-bufferize --tfn-lower-vector-ops | FileCheck %s
 
 // After bufferization the contraction is lowered to FMAs on 1-D vectors: no vector.contract, no n-D transfer.
 // CHECK-LABEL: func.func @matmul

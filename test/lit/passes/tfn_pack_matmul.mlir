@@ -1,4 +1,17 @@
-// RUN: tfn-opt %s --tfn-pack-matmul | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2' | FileCheck %s --check-prefix=AVX2
+// RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
+// The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
+// 16 wide (two vectors) and the register tile 6 rows; with one worker nothing is split.
+// AVX2-LABEL: func.func @matmul
+// AVX2: tensor.pad %{{.*}} low[0, 0] high[2, 14]
+// AVX2: linalg.pack {{.*}} inner_tiles = [16] {{.*}}tfn.tiles = [array<i64: 1, 4, 16>]} : tensor<72x144xf32> -> tensor<9x72x16xf32>
+// AVX2: tensor.pad %{{.*}} low[0, 0] high[2, 2]
+// AVX2: tfn.kernel = "contract", tfn.tiles = [array<i64: 102, 9, 72, 0>, array<i64: 6, 1, 4, 0>]
+// AVX2-LABEL: func.func @matmul_split
+// AVX2: tfn.kernel = "contract", tfn.split = array<i64: 0, 8, 0, 0>
+// ONE-NOT: tfn.split
+// ONE-NOT: scf.forall
 
 // A large static f32 matmul: A padded to 104x72 (MR = 8, KR = 4), B padded to 72x160 and packed into 32-wide
 // panels (tile sizes: cache level, then register level), one tagged contraction over the panels, then collapsed and sliced back to 100x130.

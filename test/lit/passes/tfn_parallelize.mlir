@@ -1,4 +1,11 @@
-// RUN: tfn-opt %s --tfn-parallelize | FileCheck %s
+// RUN: tfn-opt %s --tfn-parallelize=workers=2 | FileCheck %s
+// RUN: tfn-opt %s --tfn-parallelize=workers=4 | FileCheck %s --check-prefix=FOUR
+// RUN: tfn-opt %s -p 'builtin.module(tfn-parallelize{workers=1})' | FileCheck %s --check-prefix=ONE
+// The option `workers` sets the split: four quarters, or with one worker nothing at all.
+// FOUR-LABEL: func.func @big
+// FOUR: scf.forall (%{{.*}}) in (4) shared_outs
+// FOUR: tensor.extract_slice {{.*}} [262144] [1]
+// ONE-NOT: scf.forall
 
 
 // A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).

@@ -1,4 +1,8 @@
-// RUN: tfn-opt %s --tfn-vectorize-elementwise | FileCheck %s
+// RUN: tfn-opt %s --tfn-vectorize-elementwise=lanes=64 | FileCheck %s
+// RUN: tfn-opt %s --tfn-vectorize-elementwise=lanes=32 | FileCheck %s --check-prefix=LANES32
+// LANES32-LABEL: func.func @heavy
+// LANES32: scf.for %{{.*}} = %c0 to %c1000 step %c32
+// LANES32: math.exp %{{.*}} : vector<32xf32>
 
 // A body with exp and tanh: a loop over 64-element tiles, each one masked vector read, the body on
 // vector<64xf32> and one masked write (1000 = 15 * 64 + 40: the mask covers the partial last tile).

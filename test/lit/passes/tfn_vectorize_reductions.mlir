@@ -1,4 +1,13 @@
-// RUN: tfn-opt %s --tfn-vectorize-reductions | FileCheck %s
+// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=64 workers=2' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=16 workers=4' | FileCheck %s --check-prefix=OTHER
+// 16 lanes: blocks of 64 x 16 elements; four workers: the big reductions are split in four.
+// OTHER-LABEL: func.func @rows_sum
+// OTHER: scf.for {{.*}} step %c1024
+// OTHER: scf.for {{.*}} step %c16
+// OTHER: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// OTHER-LABEL: func.func @big
+// OTHER: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %arg2) -> (tensor<4096xf32>)
+// OTHER: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4xf32>)
 
 // Reducing the trailing axes [1, 2]: collapsed to rows of 400, each a blocked loop of vector<64xf32> reads, a
 // masked tail read padded with the identity (-0.0) and one tree reduction, added to the init element.

@@ -1,5 +1,6 @@
 // RUN: tfn-opt --help | FileCheck %s
 // RUN: tfn-opt -h | FileCheck %s
+// RUN: tfn-opt --help | FileCheck %s --check-prefix=OPTS
 
 // CHECK: usage: tfn-opt
 // CHECK: --split-input-file
@@ -14,4 +15,24 @@
 // CHECK-DAG: --tfn-bufferize{{ +}}Stage `bufferized`
 // CHECK-DAG: --tfn-lower-to-llvm{{ +}}Stage `llvm`
 // CHECK-DAG: --tfn-pipeline{{ +}}The whole CPU pipeline
+// CHECK: Options go as --<pass>=<name>=<value>
 // CHECK: Any upstream MLIR pass works
+
+// Each tfn pass's options follow it (passes in name order), with their defaults on this machine's target.
+// OPTS: --tfn-async-parallel{{ +}}Lower scf.forall loops
+// OPTS-NEXT: {{^ +}}workers=<uint>{{ +}}worker threads {{.*}}[here: {{[0-9]+}}]
+// OPTS: --tfn-pack-matmul{{ +}}Rewrite large static f32 matmul
+// OPTS-NEXT: {{^ +}}vector-bits=<uint>{{ +}}width of a vector register in bits {{.*}}[here: {{128|256|512}}]
+// OPTS-NEXT: {{^ +}}vector-registers=<uint>{{ +}}number of vector registers {{.*}}[here: {{16|32}}]
+// OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS: --tfn-parallelize{{ +}}Tile big static linalg
+// OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS-NEXT: --tfn-polynomial-approximation
+// OPTS: --tfn-to-linalg{{ +}}Lower tfn ops to linalg
+// OPTS-NEXT: --tfn-vectorize-elementwise{{ +}}Tile compute-heavy
+// OPTS-NEXT: {{^ +}}lanes=<uint>{{ +}}f32 lanes of one vector op
+// OPTS: --tfn-vectorize-reductions{{ +}}Rewrite f32 sum
+// OPTS-NEXT: {{^ +}}lanes=<uint>
+// OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS-NEXT: --tfn-verify
+// OPTS: Options go as --<pass>=<name>=<value>

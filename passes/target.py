@@ -1,0 +1,152 @@
+"""The CPU tfn generates code for: detected once from the host, overridable by TFN_TARGET_FEATURES.
+
+The target supplies the defaults of the passes' machine options (worker threads, vector width, vector registers:
+see passes/options.py) and the LLVM function attributes code generation applies (runtime/compiler.py).
+
+TFN_TARGET_FEATURES names an instruction-set level at most the host's: `native` (the default: the host as it is),
+`avx512`, `avx2` (the host minus AVX-512), `sse` (the host minus AVX) on x86-64, `neon` on aarch64. A lower
+level than the host's generates code for it, which this machine still runs: that is how tests check the AVX2
+schedules on an AVX-512 machine.
+"""
+import functools
+import os
+from dataclasses import dataclass, field
+
+ENV = "TFN_TARGET_FEATURES"
+
+# x86-64 levels, best first: (name, /proc/cpuinfo flags the host needs, vector bits, vector registers, the LLVM
+# target features that make code generation stop at this level on a better host). A function's target-features
+# attribute replaces the host's feature string, so the lower levels list what they keep as well as what they drop;
+# dropping a feature drops every feature that implies it (-avx512f drops all of AVX-512, -avx drops AVX2 and FMA).
+_X86_LEVELS = (
+    ("avx512", ("avx512f", "avx512bw", "avx512dq", "avx512vl"), 512, 32, ()),
+    ("avx2", ("avx2", "fma"), 256, 16,
+     ("+avx2", "+fma", "+f16c", "+bmi", "+bmi2", "+lzcnt", "+movbe", "+popcnt", "-avx512f")),
+    ("sse", ("sse4_2",), 128, 16, ("+sse4.2", "+popcnt", "-avx")),
+)
+_AARCH64_LEVELS = (("neon", (), 128, 32, ()),)
+_GENERIC = ("generic", (), 128, 16, ())
+
+
+@dataclass(frozen=True)
+class Target:
+    """One code-generation target: what the passes tune for and what LLVM generates code for."""
+    arch: str                   # os.uname().machine: x86_64, aarch64, ...
+    isa: str                    # the level code is generated for: avx512, avx2, sse, neon or generic
+    vector_bits: int            # width of one vector register
+    vector_registers: int       # architectural vector registers
+    cores: int                  # CPUs this process may run on (its affinity mask)
+    caches: tuple = ()          # (name, bytes) per cache level of CPU 0, e.g. ("L1d", 32768)
+    cpu: str = ""               # the host CPU's model name
+    llvm_features: tuple = ()   # target-features for every generated function; () = the host's own
+    host_id: str = field(default="", repr=False)  # what identifies the host's CPU to LLVM (vendor, model, flags)
+
+    def cache_key(self):
+        """Text that differs whenever code generated for this target may differ (artifact cache key material)."""
+        return (f"{self.arch} {self.isa} bits={self.vector_bits} regs={self.vector_registers} cores={self.cores} "
+                f"features={','.join(self.llvm_features)} host={self.host_id}")
+
+    def describe(self):
+        """A short human-readable line: ISA, vector width, cores and caches."""
+        caches = ", ".join(f"{name} {_size_text(size)}" for name, size in self.caches)
+        return (f"{self.arch} {self.isa} ({self.vector_bits}-bit vectors, {self.vector_registers} registers), "
+                f"{self.cores} cores" + (f", {caches}" if caches else "") + (f"; {self.cpu}" if self.cpu else ""))
+
+
+def _size_text(n):
+    return f"{n // (1 << 20)}M" if n % (1 << 20) == 0 else f"{n // 1024}K" if n % 1024 == 0 else str(n)
+
+
+def _cpuinfo():
+    """{field: value} of the first processor in /proc/cpuinfo ({} where there is none)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                name, _, value = line.partition(":")
+                fields.setdefault(name.strip(), value.strip())
+    except OSError:
+        pass
+    return fields
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def _caches(root="/sys/devices/system/cpu/cpu0/cache"):
+    """(name, bytes) of each data or unified cache of CPU 0, from sysfs; () where sysfs does not say."""
+    found = []
+    try:
+        entries = sorted(e for e in os.listdir(root) if e.startswith("index"))
+    except OSError:
+        return ()
+    for entry in entries:
+        try:
+            level, kind, size = (_read(os.path.join(root, entry, f)) for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        if kind == "Instruction" or not size[:-1].isdigit():
+            continue
+        factor = {"K": 1024, "M": 1 << 20}.get(size[-1], 1)
+        found.append((f"L{level}" + ("d" if kind == "Data" else ""), int(size.rstrip("KM")) * factor))
+    return tuple(found)
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def _levels(arch):
+    if arch in ("x86_64", "amd64", "AMD64"):
+        return _X86_LEVELS
+    if arch in ("aarch64", "arm64"):
+        return _AARCH64_LEVELS
+    return ()
+
+
+def _supported(arch, flags):
+    """The levels this host runs, best first (on x86-64, each needs its /proc/cpuinfo flags)."""
+    return [lvl for lvl in _levels(arch) if all(f in flags for f in lvl[1])] or [_GENERIC]
+
+
+@functools.lru_cache(maxsize=None)
+def _host():
+    """(arch, supported levels, cores, caches, cpu name, host id), read once per process."""
+    arch = os.uname().machine
+    info = _cpuinfo()
+    flags = set((info.get("flags") or info.get("Features") or "").split())
+    host_id = " ".join(f"{k}={info[k]}" for k in ("vendor_id", "cpu family", "model", "stepping", "CPU implementer",
+                                                  "CPU part", "CPU variant", "flags", "Features") if k in info)
+    cpu = info.get("model name") or info.get("Hardware") or ""
+    return arch, tuple(_supported(arch, flags)), _cores(), _caches(), cpu, host_id
+
+
+@functools.lru_cache(maxsize=None)
+def target_for(features="native"):
+    """The Target for a TFN_TARGET_FEATURES value on this host; ValueError naming the choices when it cannot be."""
+    arch, levels, cores, caches, cpu, host_id = _host()
+    names = [lvl[0] for lvl in levels]
+    wanted = features.strip().lower() or "native"
+    if wanted == "native":
+        wanted = names[0]
+    if wanted not in names:
+        known = [lvl[0] for lvl in _levels(arch)]
+        why = "this host does not support it" if wanted in known else "unknown level"
+        raise ValueError(f"{ENV}={features!r}: {why}; this {arch} host supports native, {', '.join(names)}")
+    name, _, bits, registers, llvm_features = levels[names.index(wanted)]
+    # the host's own level needs no attributes: LLVM generates code for the host CPU as it is
+    return Target(arch, name, bits, registers, cores, caches, cpu, () if name == names[0] else llvm_features, host_id)
+
+
+def current():
+    """The Target code is generated for now: the host, or the level TFN_TARGET_FEATURES names."""
+    return target_for(os.environ.get(ENV, "native"))

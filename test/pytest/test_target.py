@@ -1,0 +1,163 @@
+"""The target description, machine facts as pass options, and code generated for a lower level (TFN_TARGET_FEATURES)."""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from mlir import ir
+from opcheck import assert_close
+
+import tfn
+from tfn.passes import registry, target
+from tfn.runtime import toolchain
+
+RNG = np.random.default_rng(11)
+
+
+def _host():
+    return target.target_for("native")
+
+
+def _needs(level):
+    """Skip when this machine cannot run code for `level` (the levels below its own are what these tests use)."""
+    try:
+        target.target_for(level)
+    except ValueError:
+        pytest.skip(f"this machine cannot run {level} code")
+
+
+def test_host_target_is_detected_once():
+    assert tfn.config.get_target() is target.current()  # detected once, the same object on each call
+    t = _host()
+    assert t is target.target_for("native") and t.isa == target.target_for(t.isa).isa
+    assert t.cores == len(os.sched_getaffinity(0))
+    assert t.vector_bits in (128, 256, 512) and t.vector_registers in (16, 32)
+    assert t.llvm_features == ()  # the host's own level: LLVM generates code for the host CPU as it is
+    assert f"{t.cores} cores" in t.describe() and t.isa in t.describe()
+
+
+def test_avx512_host_detects_512_bit_vectors():
+    with open("/proc/cpuinfo") as f:
+        flags = next((line for line in f if line.startswith("flags")), "").split()
+    if "avx512f" not in flags:
+        pytest.skip("no AVX-512 on this machine")
+    assert (_host().isa, _host().vector_bits, _host().vector_registers) == ("avx512", 512, 32)
+
+
+def test_lower_levels_and_bad_names(monkeypatch):
+    _needs("avx2")
+    monkeypatch.setenv("TFN_TARGET_FEATURES", "avx2")
+    t = tfn.config.get_target()
+    assert (t.isa, t.vector_bits, t.vector_registers, t.cores) == ("avx2", 256, 16, _host().cores)
+    if _host().isa == "avx512":
+        assert t.llvm_features[-1] == "-avx512f" and "+avx2" in t.llvm_features
+    for bad in ("avx1024", "neon" if _host().arch == "x86_64" else "avx2"):
+        monkeypatch.setenv("TFN_TARGET_FEATURES", bad)
+        with pytest.raises(ValueError, match=f"TFN_TARGET_FEATURES='{bad}'.*supports native"):
+            tfn.config.get_target()
+
+
+def test_pipeline_text_names_every_option_of_the_target():
+    _needs("avx2")
+    host, avx2 = _host(), target.target_for("avx2")
+    text = registry.pipeline_text("tfn-pipeline", host)
+    assert f"tfn-parallelize{{workers={host.cores}}}" in text
+    assert (f"tfn-pack-matmul{{vector-bits={host.vector_bits} vector-registers={host.vector_registers} "
+            f"workers={host.cores}}}") in text
+    assert f"tfn-vectorize-elementwise{{lanes={host.vector_bits // 8}}}" in text
+    assert "tfn-lower-to-linalg" not in text  # named pipelines are spelled out
+    assert "tfn-pack-matmul{vector-bits=256 vector-registers=16" in registry.pipeline_text("tfn-pipeline", avx2)
+    if host.isa != "avx2":
+        assert registry.pipeline_text("tfn-pipeline", avx2) != text and avx2.cache_key() != host.cache_key()
+
+
+def test_unknown_option_and_bad_value_are_errors():
+    with ir.Context():
+        with pytest.raises(ValueError, match="no such option bogus\n\nfailed to add `tfn-to-linalg` with options "
+                                             "`bogus=1`"):
+            registry.pass_manager("builtin.module(tfn-to-linalg{bogus=1})")
+        with pytest.raises(ValueError, match="--lanes option: '48' is not a power of two"):
+            registry.pass_manager("tfn-vectorize-elementwise{lanes=48}")
+        with pytest.raises(ValueError, match="no such option lanes"):
+            registry.pass_manager("tfn-bufferize{lanes=16}")  # a named pipeline takes no options
+
+
+def _kernels(a, b, x, w, v, r):
+    """A matmul, a convolution, a 50-op elementwise chain with exp/tanh, and reductions."""
+    y = v
+    for i in range(25):
+        y = tfn.tanh(y * 0.5 + 0.1) if i % 2 else tfn.exp(y * 0.01) - 1.0
+    return (tfn.matmul(a, b), tfn.nn.conv2d(x, w, strides=1, padding="VALID"), y,
+            tfn.reduce_sum(r, axis=-1), tfn.reduce_max(r))
+
+
+def _reference(a, b, x, w, v, r):
+    y = v.astype(np.float64)
+    for i in range(25):
+        y = np.tanh(y * 0.5 + 0.1) if i % 2 else np.exp(y * 0.01) - 1.0
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    patches = np.stack([x[:, i:i + h - kh + 1, j:j + wd - kw + 1, :] for i in range(kh) for j in range(kw)], axis=3)
+    conv = patches.reshape(n, h - kh + 1, wd - kw + 1, kh * kw * c) @ w.reshape(kh * kw * c, f)
+    return a @ b, conv, y, r.astype(np.float64).sum(axis=-1), r.max()
+
+
+def _arrays():
+    shapes = ((200, 150), (150, 100), (1, 20, 24, 8), (3, 3, 8, 40), (5, 3000), (6, 5000))
+    return [(RNG.random(s, dtype=np.float32) - 0.5) for s in shapes]
+
+
+def _registers(so):
+    """{function: set of the x86 vector register kinds ("xmm", "ymm", "zmm") its code uses} in a shared object; None
+    when no disassembler is at hand. The packed `_mlir_<name>` wrappers are left out: the ExecutionEngine adds them
+    in LLVM IR, where they get the host's features (a few moves of arguments and results)."""
+    objdump = os.path.join(toolchain.LLVM_BIN, "llvm-objdump")
+    if not os.access(objdump, os.X_OK):
+        objdump = shutil.which("objdump")
+    if objdump is None:
+        return None
+    found, name = {}, None
+    for line in subprocess.run([objdump, "-d", so], capture_output=True, text=True, check=True).stdout.splitlines():
+        if line.endswith(">:"):
+            name = line.split("<", 1)[1][:-2]
+        elif name and not (name.startswith("_mlir_") and not name.startswith("_mlir_ciface_")):
+            found.setdefault(name, set()).update(r for r in ("xmm", "ymm", "zmm") if f"%{r}" in line)
+    return found
+
+
+@pytest.mark.parametrize("level", ["avx2", "sse"])
+def test_kernels_generated_for_a_lower_level_match_numpy(monkeypatch, level):
+    """Code for AVX2 (or SSE) on a better host: the schedules follow the level's vectors, and the kernels use no
+    register of the host's wider vectors (checked in the shared object when a disassembler is at hand)."""
+    _needs(level)
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    arrays = _arrays()
+    f = tfn.function(_kernels)
+    for got, want in zip(f(*arrays), _reference(*arrays)):
+        assert_close(got.numpy(), np.asarray(want, np.float32))
+    concrete = f.get_concrete_function(*arrays)
+    lanes = target.current().vector_bits // 8
+    assert f"vector<{lanes}xf32>" in concrete.ir("bufferized")
+    found = _registers(concrete._executable.lib._name)
+    if found is None or _host().arch != "x86_64":
+        return
+    widest = {"avx2": "ymm", "sse": "xmm"}[level]
+    assert widest in found[concrete.graph.symbol]
+    assert not [name for name, regs in found.items() if regs - {"xmm", "ymm"} or (level == "sse" and "ymm" in regs)]
+
+
+def test_a_cache_entry_built_for_one_target_is_not_loaded_for_another(monkeypatch, tmp_path):
+    _needs("avx2")
+    if _host().isa == "avx2":
+        pytest.skip("avx2 is this machine's own level")
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
+    x = RNG.random((4, 4096), dtype=np.float32)
+    paths = []
+    for level in ("native", "avx2", "native"):
+        monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+        f = tfn.function(lambda x: tfn.exp(tfn.tanh(x)) * 2.0)
+        assert_close(f(x).numpy(), np.exp(np.tanh(x)) * 2.0)
+        paths.append(f.get_concrete_function(x)._executable.lib._name)
+    assert paths[0] != paths[1] and paths[0] == paths[2]  # a second native compile hits the first's entry
+    assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 2
