@@ -21,7 +21,8 @@ class OpDef:
     `operands`: operand names; a leading `*` marks one variadic group whose members share one type.
     `attrs`: attribute name -> kind (see attrs.CODECS); every attribute is present, None encodes as `unit`.
     `infer(types, attrs) -> list[TensorType]`: the result type rule; raises on invalid operands.
-    `kernel(arrays, attrs) -> ndarray | list[ndarray]`: reference semantics, used eagerly and to fold.
+    `kernel(arrays, attrs) -> ndarray | list[ndarray]`: reference semantics, run by eager
+    execution (tfn does not fold constants with it).
     `results`: number of results, or "*" for a variadic group of one type (count given by `infer`).
     `tf_api`: TF's documented public names of the op, as paths under `tf` ("math.add", "Tensor.__getitem__").
     """
