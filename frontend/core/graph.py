@@ -90,6 +90,7 @@ class FuncGraph:
         self.callbacks = []  # handler(arrays) -> arrays per run-time callback site (runtime/callbacks.py)
         self._scopes = []  # the open control-flow regions, innermost last
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
+        self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -116,6 +117,8 @@ class FuncGraph:
         return base if n == 0 else f"{base}_{n}"
 
     def location(self):
+        if self.forced_location is not None:
+            return self.forced_location
         f = user_frame()
         if f is None:
             return ir.Location.unknown()
