@@ -15,14 +15,26 @@ def paused():
 
 
 class pause:
-    """Run a block without recording on this thread's tapes."""
+    """Run a block without recording on this thread's tapes; `reads` (a list) collects the variables it reads."""
+
+    def __init__(self, reads=None):
+        self._reads = reads
 
     def __enter__(self):
         _local.paused = getattr(_local, "paused", 0) + 1
+        if self._reads is not None:
+            _local.reads = getattr(_local, "reads", []) + [self._reads]
 
     def __exit__(self, *exc):
         _local.paused -= 1
+        if self._reads is not None:
+            _local.reads = _local.reads[:-1]
         return False
+
+
+def tapes_here():
+    """The tapes recording on this thread now (none while paused)."""
+    return _tapes()
 
 
 def _tapes():
@@ -40,6 +52,9 @@ def record_op(opdef, inputs, attrs, outputs):
 
 def record_read(variable, tensor):
     """A variable was read: `tensor` is its value at this point of the program."""
+    logs = getattr(_local, "reads", None)
+    if logs and paused():
+        logs[-1].append(variable)
     for tape in _tapes():
         tape._record_read(variable, tensor)
 

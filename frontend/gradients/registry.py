@@ -13,13 +13,14 @@ def rule_for(opdef):
 class OpView:
     """What a gradient rule sees of one op that ran: its inputs, outputs and attributes."""
 
-    __slots__ = ("opdef", "inputs", "attrs", "outputs")
+    __slots__ = ("opdef", "inputs", "attrs", "outputs", "needs")
 
     def __init__(self, opdef, inputs, attrs, outputs):
         self.opdef = opdef
         self.inputs = inputs
         self.attrs = attrs
         self.outputs = outputs
+        self.needs = [True] * len(inputs)  # per input: whether its gradient is wanted (rules may skip the others)
 
     def __repr__(self):
         return f"<op {self.opdef.full_name}>"

@@ -33,13 +33,14 @@ def _trainable(x):
 class _Entry:
     """One recorded op: `backward(output_grads) -> input_grads`; `location` is the forward op's (traced)."""
 
-    __slots__ = ("inputs", "outputs", "backward", "location")
+    __slots__ = ("inputs", "outputs", "backward", "location", "view")
 
-    def __init__(self, inputs, outputs, backward, location):
+    def __init__(self, inputs, outputs, backward, location, view=None):
         self.inputs = inputs
         self.outputs = outputs
         self.backward = backward
         self.location = location
+        self.view = view  # the OpView a table op's rule sees
 
 
 def _op_backward(rule, op, grads):
@@ -144,27 +145,29 @@ class GradientTape:
     def _here(self):
         return graph_mod.current() is self._graph
 
-    def _record(self, inputs, outputs, backward, location=None):
+    def _record(self, inputs, outputs, backward, location=None, view=None):
         """Record `outputs = f(inputs)` with `backward(output_grads) -> input_grads` if an input is tracked."""
         if not self._here() or not self._tracks_any(inputs):
             return
         for o in outputs:
             if isinstance(o, TensorBase) and _trainable(o):
                 self._tracked[id(o)] = o
-        self._entries.append(_Entry(list(inputs), list(outputs), backward, location))
+        self._entries.append(_Entry(list(inputs), list(outputs), backward, location, view))
 
     def _record_op(self, opdef, inputs, attrs, outputs):
         if not self._here() or not self._tracks_any(inputs):
             return
         location = outputs[0]._mlir.owner.location if outputs and isinstance(outputs[0], SymbolicTensor) else None
         rule = rule_for(opdef)
+        view = None
         if rule is None:
             if not opdef.differentiable:  # (as TF's NotDifferentiable ops: no gradient flows through)
                 return
             backward = functools.partial(_no_gradient, f"No gradient defined for operation '{opdef.full_name}'")
         else:
-            backward = functools.partial(_op_backward, rule, OpView(opdef, list(inputs), attrs, outputs))
-        self._record(inputs, outputs, backward, location)
+            view = OpView(opdef, list(inputs), attrs, outputs)
+            backward = functools.partial(_op_backward, rule, view)
+        self._record(inputs, outputs, backward, location, view)
 
     def _record_read(self, variable, tensor):
         if not self._here():
@@ -235,6 +238,8 @@ class GradientTape:
                 continue
             out_grads = [_zeros_for(o) if x is None and isinstance(o, TensorBase) and _trainable(o) else x
                          for x, o in zip(out_grads, e.outputs)]
+            if e.view is not None:
+                e.view.needs = [id(x) in reach for x in e.inputs]
             in_grads = self._run_backward(g, e, out_grads)
             for x, gx in zip(e.inputs, in_grads):
                 if gx is not None and id(x) in reach:

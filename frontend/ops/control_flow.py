@@ -20,6 +20,8 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.types import TensorType
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import record_opaque
 from tfn.ops.pending import Pending, ZerosOf, fill_one_side, zeros
 
 _SCALARS = (bool, int, float, complex, np.generic, np.ndarray)
@@ -424,6 +426,9 @@ def _finish_if(g, cond, tmp, scopes, outs, states, snapshot, names, where, label
     _erase(g, tmp.operation)
     base = g.unique_name(name or "cond")
     results = [g.wrap(r, t, f"{base}:{i}") for i, (r, t) in enumerate(zip(final.results, types))]
+    if _TAPES:  # no gradient through scf.if yet: a tape that sees a watched value flow in refuses to differentiate
+        what = "tfn.cond" if labels[2] == "tfn.cond" else "a tensor `if` statement"
+        record_opaque(what, [v for _, x, y in pairs for v in (x, y)], results, where)
     n_out = len(results) - len(changed)
     for k, r in zip(changed, results[n_out:]):
         g.state[k] = r
@@ -711,6 +716,10 @@ def _finish_while(g, tmp, flats, traced, inits, all_types, keys, where, name):
     _erase(g, tmp.operation)
     base = g.unique_name(name or "while")
     results = [g.wrap(r, t, f"{base}:{i}") for i, (r, t) in enumerate(zip(final.results, kept_types))]
+    if _TAPES:  # no gradient through scf.while yet (see _finish_if)
+        values = [t for f in flats for t in f.tensors] + list(inits) + list(body) + list(cond_state)
+        record_opaque("a tensor-dependent loop (tfn.while_loop, or a `while`/`for` over tensors)", values, results,
+                      where)
     for i, r in zip(keep[n:], results[n:]):
         g.state[keys[i - n]] = r
     it = iter(results[:n])

@@ -32,8 +32,9 @@ def unbroadcast(grad, x):
 
 
 def _binary_grads(op, gx, gy):
+    """Each operand's gradient reduced to its shape; `gx`/`gy` are callables, called only when needed."""
     x, y = op.inputs
-    return unbroadcast(gx, x), unbroadcast(gy, y)
+    return (unbroadcast(gx(), x) if op.needs[0] else None), (unbroadcast(gy(), y) if op.needs[1] else None)
 
 
 # unary -------------------------------------------------------------------------------------------------
@@ -116,24 +117,24 @@ def _cast_grad(op, g):
 
 @gradient(OPS["add"])
 def _add_grad(op, g):
-    return _binary_grads(op, g, g)
+    return _binary_grads(op, lambda: g, lambda: g)
 
 
 @gradient(OPS["subtract"])
 def _subtract_grad(op, g):
-    return _binary_grads(op, g, negative(g))
+    return _binary_grads(op, lambda: g, lambda: negative(g))
 
 
 @gradient(OPS["multiply"])
 def _multiply_grad(op, g):
     x, y = op.inputs
-    return _binary_grads(op, g * y, g * x)
+    return _binary_grads(op, lambda: g * y, lambda: g * x)
 
 
 @gradient(OPS["divide"])
 def _divide_grad(op, g):
     x, y = op.inputs
-    return _binary_grads(op, g / y, negative(g) * x / (y * y))
+    return _binary_grads(op, lambda: g / y, lambda: negative(g) * x / (y * y))
 
 
 @gradient(OPS["floordiv"])
@@ -144,22 +145,23 @@ def _floordiv_grad(op, g):
 @gradient(OPS["floormod"])
 def _floormod_grad(op, g):
     x, y = op.inputs
-    return _binary_grads(op, g, negative(g) * floordiv(x, y))
+    return _binary_grads(op, lambda: g, lambda: negative(g) * floordiv(x, y))
 
 
 @gradient(OPS["pow"])
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
-    gx = g * y * (x ** (y - 1))
-    safe = greater(x, 0)  # as TF: the y-gradient is 0 where log(x) is undefined
-    log_x = where(safe, log(where(safe, x, fill_ops.ones_like(x))), fill_ops.zeros_like(x))
-    return _binary_grads(op, gx, g * z * log_x)
+
+    def gy():
+        safe = greater(x, 0)  # as TF: the y-gradient is 0 where log(x) is undefined
+        return g * z * where(safe, log(where(safe, x, fill_ops.ones_like(x))), fill_ops.zeros_like(x))
+    return _binary_grads(op, lambda: g * y * (x ** (y - 1)), gy)
 
 
 def _select_grads(op, g, mask):
     zeros = fill_ops.zeros_like(g)
-    return _binary_grads(op, where(mask, g, zeros), where(mask, zeros, g))
+    return _binary_grads(op, lambda: where(mask, g, zeros), lambda: where(mask, zeros, g))
 
 
 @gradient(OPS["maximum"])
@@ -248,11 +250,12 @@ def _matmul_grad(op, g):
     a, b = op.inputs
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
-        ga, gb = matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)
+        ga, gb = (lambda: matmul(g, b, transpose_b=True)), (lambda: matmul(a, g, transpose_a=True))
     elif ta and not tb:
-        ga, gb = matmul(b, g, transpose_b=True), matmul(a, g)
+        ga, gb = (lambda: matmul(b, g, transpose_b=True)), (lambda: matmul(a, g))
     elif not ta and tb:
-        ga, gb = matmul(g, b), matmul(g, a, transpose_a=True)
+        ga, gb = (lambda: matmul(g, b)), (lambda: matmul(g, a, transpose_a=True))
     else:
-        ga, gb = matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)
-    return unbroadcast(ga, a), unbroadcast(gb, b)
+        ga = lambda: matmul(b, g, transpose_a=True, transpose_b=True)  # noqa: E731
+        gb = lambda: matmul(g, a, transpose_a=True, transpose_b=True)  # noqa: E731
+    return _binary_grads(op, ga, gb)

@@ -16,6 +16,9 @@ from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import CompileError, UnimplementedError
 from tfn.dialects.types import TensorType
+from tfn.gradients import function_call
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import tapes_here
 from tfn.passes import pipelines, registry
 from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler
@@ -330,6 +333,8 @@ class PolymorphicFunction:
             return self.python_function(*args, **kwargs)
         if graph_mod.current() is not None:
             return self._call_in_trace(args, kwargs)
+        if _TAPES and tapes_here():  # recorded as one op, with a compiled backward function
+            return function_call.call(self, args, kwargs)
         self._calls += 1
         if kwargs or len(args) != self._n_plain:
             args, kwargs = self._bind(args, kwargs)
