@@ -148,7 +148,8 @@ for n in (2, 5):
 
 # Later parts of the guide live in examples/sections/, one file per part, run here in the guide's order.
 # Each file imports `section` from sections/common.py.
-SECTIONS = ["tracing_extras.py", "autograph.py", "control_flow.py", "print_and_py_function.py", "variables.py"]
+SECTIONS = ["tracing_extras.py", "autograph.py", "control_flow.py", "print_and_py_function.py", "variables.py",
+            "gradients.py"]
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sections")
 sys.path.insert(0, _DIR)
 for _name in SECTIONS:
