@@ -7,6 +7,7 @@ backward pass is recorded by any outer tape: nested tapes give higher derivative
 """
 import enum
 import functools
+import re
 import threading
 import warnings
 
@@ -253,6 +254,8 @@ class GradientTape:
         saved, g.forced_location = g.forced_location, entry.location
         try:
             return entry.backward(out_grads)
+        except NotImplementedError as e:  # a rule's limit: name the forward op's line
+            raise NotImplementedError(f"{e}\n  in tfn.function '{g.name}' at {_where(entry.location)}") from None
         finally:
             g.forced_location = saved
 
@@ -310,6 +313,12 @@ class _StopRecording:
     def __exit__(self, *exc):
         self._tape._push()
         return False
+
+
+def _where(location):
+    """`file:line` of an MLIR file location."""
+    m = re.match(r'loc\("(.*)":(\d+):\d+\)', str(location))
+    return f"{m.group(1)}:{m.group(2)}" if m else str(location)
 
 
 def _unconnected(value):

@@ -3,7 +3,7 @@ import numpy as np
 
 from tfn import dtypes
 from tfn.core.tensor import convert_to_tensor
-from tfn.dialects import ops_shape
+from tfn.dialects import ops_gather, ops_shape
 from tfn.dialects.optable import OPS
 from tfn.gradients.registry import gradient
 from tfn.ops import array_ops, fill_ops, reduction_ops, shape_ops
@@ -109,20 +109,52 @@ def _gather_grad(op, g):
 
 # strided_slice -----------------------------------------------------------------------------------------
 
+def _picked(attrs, d, n):
+    """The positions of input dim d (of size n) that the slice reads, in order; None when it reads all of it."""
+    if d in attrs["shrink_axis"]:
+        if n is None:
+            raise NotImplementedError(f"the gradient of x[...] indexing the dynamic dim {d} is not supported yet")
+        return [ops_gather.shrink_index(attrs["begin"][d], d, n)]
+    b = None if d in attrs["begin_mask"] else attrs["begin"][d]
+    e = None if d in attrs["end_mask"] else attrs["end"][d]
+    s = attrs["strides"][d]
+    if b is None and e is None and s == 1:
+        return None
+    if n is None:
+        raise NotImplementedError(f"the gradient of x[...] slicing the dynamic dim {d} is not supported yet")
+    picks = list(range(*slice(b, e, s).indices(n)))
+    return None if picks == list(range(n)) else picks
+
+
+def _unslice(g, d, n, picks):
+    """g (its dim d holding the picked positions) spread to size n along d, zeros elsewhere: one gather."""
+    rank = g.ndim
+    perm = [d] + [i for i in range(rank) if i != d]
+    t = array_ops.transpose(g, perm) if d else g
+    t = array_ops.concat([t, fill_ops.zeros_like(t[0:1])], 0)  # row len(picks): the zeros
+    where = {p: i for i, p in enumerate(picks)}
+    t = gather(t, convert_to_tensor(np.array([where.get(p, len(picks)) for p in range(n)], np.int32)))
+    return array_ops.transpose(t, [int(i) for i in np.argsort(perm)]) if d else t
+
+
 @gradient(OPS["strided_slice"])
 def _strided_slice_grad(op, g):
-    # The slice picks distinct elements: scatter g back at their coordinates (computed by the op's own kernel).
+    # Back to x's rank (new axes dropped, indexed dims restored as 1s), then each sliced dim spread out.
     x, attrs = op.inputs[0], op.attrs
     if attrs["dynamic_begin"] or attrs["dynamic_end"]:
         raise NotImplementedError("the gradient of x[...] with slice bounds known only at run time is not "
                                   "supported yet")
-    shape = _static(x, "x[...]")
-    if not shape:  # a scalar with new axes: the same element
-        return array_ops.reshape(g, [])
-    grid = np.indices(shape, dtype=np.int64)
-    kernel = OPS["strided_slice"].run_kernel
-    index = np.stack([kernel([grid[k]], attrs)[0] for k in range(len(shape))], -1)
-    return tensor_scatter_nd_update(fill_ops.zeros_like(x), convert_to_tensor(index, dtypes.int64), g)
+    if 0 in g._shape:
+        return fill_ops.zeros_like(x)
+    if attrs["new_axis"]:
+        g = array_ops.squeeze(g, sorted(attrs["new_axis"]))
+    for d in sorted(attrs["shrink_axis"]):
+        g = array_ops.expand_dims(g, d)
+    for d, n in enumerate(x._shape):
+        picks = _picked(attrs, d, n)
+        if picks is not None:
+            g = _unslice(g, d, n, picks)
+    return g
 
 
 # tensor_scatter_update ---------------------------------------------------------------------------------

@@ -210,3 +210,47 @@ def test_hessian_of_a_quadratic_form_through_matmul():
         rows = [g[i, 0] for i in range(3)]
     hessian = np.stack([outer.gradient(r, x).numpy()[:, 0] for r in rows])
     np.testing.assert_allclose(hessian, a + a.T, rtol=1e-12)
+
+
+_B = tfn.constant(np.arange(3.0))
+_W = tfn.constant(rand(3, 2))
+DYNAMIC = {"broadcasting": lambda x: x * _B + _B, "reductions": lambda x: tfn.reduce_sum(x, 1) + tfn.reduce_mean(x),
+           "reduce_max": lambda x: tfn.reduce_max(x, 0), "reduce_prod": lambda x: tfn.reduce_prod(x, 1),
+           "matmul": lambda x: tfn.matmul(x, _W), "reshape": lambda x: tfn.reshape(x, [-1]),
+           "concat": lambda x: tfn.concat([x, x * 2.0], 0), "transpose": tfn.transpose,
+           "slice": lambda x: x[:, 1:], "index": lambda x: x[:, 2, None], "unary": lambda x: tfn.tanh(x) * tfn.exp(x),
+           "expand_squeeze": lambda x: tfn.squeeze(tfn.expand_dims(x, 1), [1]),
+           "where": lambda x: tfn.where(x > 1.0, x, x * x)}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+def test_compiled_gradients_with_a_dynamic_dim(name):
+    fn = DYNAMIC[name]
+
+    @tfn.function(input_signature=[tfn.TensorSpec([None, 3], tfn.float64)], autograph=False)
+    def grad(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = tfn.reduce_sum(fn(x) * fn(x))
+        return tape.gradient(y, x)
+
+    for rows in (4, 1):
+        a = pos(rows, 3)
+        weights = [tfn.constant(np.ones(fn(tfn.constant(a)).shape))]
+        want = _numeric_grads(lambda x: fn(x) * fn(x), weights, [a])[0]
+        np.testing.assert_allclose(grad(tfn.constant(a)).numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+def test_gradient_needing_a_static_shape_names_the_op():
+    @tfn.function(input_signature=[tfn.TensorSpec([None, 3], tfn.float64)], autograph=False)
+    def grad(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = tfn.reduce_sum(tfn.gather(x, [0, 0]))  # the line named
+        return tape.gradient(y, x)
+
+    with pytest.raises(NotImplementedError, match=r"the gradient of tfn.gather needs an input of static shape, got "
+                                                  r"\(None, 3\)\n  in tfn.function 'grad' at .*test_gradients_ops.py:"
+                                                  + str(test_gradient_needing_a_static_shape_names_the_op.__code__
+                                                        .co_firstlineno + 5)):
+        grad.get_concrete_function()
