@@ -20,6 +20,7 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.types import TensorType
+from tfn.gradients import cond_gradient
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import record_opaque
 from tfn.ops.pending import Pending, ZerosOf, fill_one_side, zeros
@@ -42,7 +43,12 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if g is None or not isinstance(pred, SymbolicTensor):
         return true_fn() if _eager_pred(pred, "pred") else false_fn()
     labels = ("true_fn", "false_fn", "tfn.cond")
-    return _build_if(g, pred, lambda: (true_fn(),), lambda: (false_fn(),), ("output",), None, labels, name)[0]
+
+    def build():
+        return _build_if(g, pred, lambda: (true_fn(),), lambda: (false_fn(),), ("output",), None, labels, name)[0]
+    if _TAPES:  # differentiable: recorded with a backward cond (tfn.gradients.cond_gradient)
+        return cond_gradient.traced(g, pred, true_fn, false_fn, build, cond)
+    return build()
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
