@@ -132,9 +132,11 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
 
     def branch(fn, label, other):
         def run():
+            before = _get(get_state, names)  # restored after: a gradient traces the branch again, later
             set_state(init)
             fn()
             out = _get(get_state, names)
+            set_state(before)
             _check_branch(out, names, label, other, where)
             return out
         return run

@@ -1,5 +1,6 @@
-"""The gradient of a traced `tfn.cond`: another `tfn.cond` on the same predicate whose branches differentiate
-the forward branches (traced again under a tape, from the state the forward cond started from).
+"""The gradient of a traced `tfn.cond` or AutoGraph `if` on a tensor: another `tfn.cond` on the same predicate
+whose branches differentiate the forward branches (traced again under a tape, from the state the forward cond
+started from).
 
 Only branches without effects are differentiated this way (no variable writes, no `tfn.print` or
 `tfn.py_function`): tracing them again would repeat those. A cond with effects keeps the entry that
@@ -8,7 +9,7 @@ control flow records, whose gradient raises an error naming the cond and the use
 import functools
 
 from tfn import nest
-from tfn.core.tensor import TensorBase, convert_to_tensor
+from tfn.core.tensor import TensorBase
 from tfn.gradients import recording
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, _Entry
 
@@ -62,7 +63,8 @@ def _branch_gradient(fn, positions, candidates, grads):
     with GradientTape() as tape:
         tape.watch(candidates)
         leaves = nest.flatten(fn())
-        outs = [convert_to_tensor(leaves[i]) for i in positions]
-    pairs = [(o, d) for o, d in zip(outs, grads) if d is not None and o.dtype.is_floating]
+        outs = [leaves[i] if i < len(leaves) and isinstance(leaves[i], TensorBase) else None for i in positions]
+    # (a Python number, or a value a branch leaves unset, has no gradient)
+    pairs = [(o, d) for o, d in zip(outs, grads) if o is not None and d is not None and o.dtype.is_floating]
     return tape.gradient([o for o, _ in pairs], candidates, output_gradients=[d for _, d in pairs],
                          unconnected_gradients=UnconnectedGradients.ZERO)

@@ -122,7 +122,12 @@ def build_if(pred, true_fn, false_fn, names, where=None):
     if g is None or not isinstance(pred, SymbolicTensor):
         return tuple(true_fn() if _eager_pred(pred, "the if condition") else false_fn())
     labels = ("main branch", "else branch", "if statement")
-    return _build_if(g, pred, true_fn, false_fn, tuple(names), where, labels, None)
+
+    def build():
+        return _build_if(g, pred, true_fn, false_fn, tuple(names), where, labels, None)
+    if _TAPES:  # differentiable as tfn.cond is
+        return cond_gradient.traced(g, pred, true_fn, false_fn, build, cond)
+    return build()
 
 
 def build_while(cond_fn, body_fn, loop_vars, names, where=None, shape_invariants=None):

@@ -250,6 +250,7 @@ def test_control_flow_raises_instead_of_a_wrong_gradient(how):
             tape.watch(x)
             if how == "if":
                 if x > 0:
+                    tfn.print("positive")  # an effect: the branch cannot be traced again for its gradient
                     y = x * x
                 else:
                     y = -x
@@ -281,6 +282,27 @@ def test_cond_gradients_differentiate_the_branch_taken():
     assert [float(g) for g in f(tfn.constant(2.0))] == [24.0, 8.0]
     assert [float(g) for g in f(tfn.constant(-2.0))] == [-2.0, 2.0]
     assert "scf.if" in f.experimental_get_compiler_ir(tfn.constant(1.0))(stage="tfn")
+
+
+def test_autograph_if_gradients():
+    v = tfn.Variable(2.0)
+
+    @tfn.function
+    def f(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            if x > 0:
+                y = y * x * v
+            else:
+                y = -y
+            z = y + 1.0
+        return z, tape.gradient(z, [x, v]), y  # y: still the forward value after the gradient
+
+    z, g, y = f(tfn.constant(3.0))
+    assert (float(z), [float(t) for t in g], float(y)) == (19.0, [12.0, 9.0], 18.0)
+    z, g, y = f(tfn.constant(-3.0))
+    assert (float(z), [float(t) for t in g], float(y)) == (4.0, [-1.0, 0.0], 3.0)
 
 
 def test_cond_second_derivatives():
