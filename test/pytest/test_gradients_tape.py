@@ -332,3 +332,35 @@ def test_control_flow_not_on_the_path_is_fine():
         return tape.gradient(y, x)
 
     assert float(f(tfn.constant(2.0), tfn.constant(3))) == 3.0
+
+
+def test_forward_accumulator_jvps():
+    a = np.array([1.0, 2.0, 3.0])
+    x, t = tfn.constant(a), tfn.constant([1.0, 0.0, 2.0], tfn.float64)
+    with tfn.autodiff.ForwardAccumulator(x, t) as acc:
+        y = tfn.sin(x) * x
+        s = tfn.reduce_sum(y)
+        unrelated = tfn.constant(1.0) * 2.0
+    want = (np.cos(a) * a + np.sin(a)) * [1.0, 0.0, 2.0]
+    np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(acc.jvp([y, s])[1].numpy(), want.sum(), rtol=1e-12)
+    assert acc.jvp(unrelated) is None
+    assert float(acc.jvp(unrelated, unconnected_gradients=tfn.UnconnectedGradients.ZERO)) == 0.0
+    v = tfn.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tfn.autodiff.ForwardAccumulator(v, tfn.constant([[1.0, 0.0], [0.0, 0.0]])) as acc:
+        z = tfn.matmul(v, v)
+    assert acc.jvp(z).numpy().tolist() == [[2.0, 2.0], [3.0, 0.0]]
+    with pytest.raises(ValueError, match="must have the shape"):
+        tfn.autodiff.ForwardAccumulator(x, tfn.constant([1.0]))
+
+
+def test_forward_accumulator_compiled():
+    @tfn.function
+    def f(x, t):
+        with tfn.autodiff.ForwardAccumulator(x, t) as acc:
+            y = tfn.tanh(x) * 2.0
+        return acc.jvp(y)
+
+    x = np.array([0.5, -1.0], np.float32)
+    np.testing.assert_allclose(f(tfn.constant(x), tfn.constant([1.0, 3.0])).numpy(),
+                               2 * (1 - np.tanh(x) ** 2) * [1.0, 3.0], rtol=1e-5)
