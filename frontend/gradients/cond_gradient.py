@@ -31,17 +31,18 @@ def traced(g, pred, true_fn, false_fn, build, cond):
             continue  # (the last entry is the one control flow recorded for this cond, if the tape saw it)
         opaque = entries[-1]
         inside = entries[marks[id(tape)]:-1]
-        candidates = _outer_inputs(tape, inside, opaque)
+        candidates = _outer_inputs(tape, inside, opaque.inputs)
         backward = functools.partial(_backward, g, pred, (true_fn, false_fn), positions, candidates, state, cond)
         entries[-1] = _Entry(candidates, opaque.outputs, backward, opaque.location)
     return result
 
 
-def _outer_inputs(tape, inside, opaque):
-    """The tracked tensors and variables from before the cond that its branches use (each once, in order)."""
+def _outer_inputs(tape, inside, yielded):
+    """The tracked tensors and variables from before the construct that its regions use or yield (`yielded`),
+    each once, in order."""
     made = {id(o) for e in inside for o in e.outputs}
     seen, out = set(), []
-    for x in [x for e in inside for x in e.inputs] + list(opaque.inputs):
+    for x in [x for e in inside for x in e.inputs] + list(yielded):
         if id(x) in made or id(x) in seen or id(x) not in tape._tracked:
             continue
         seen.add(id(x))

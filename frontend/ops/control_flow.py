@@ -20,7 +20,7 @@ from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.types import TensorType
-from tfn.gradients import cond_gradient
+from tfn.gradients import cond_gradient, while_gradient
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import record_opaque
 from tfn.ops.pending import Pending, ZerosOf, fill_one_side, zeros
@@ -83,7 +83,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if g is None:
         result = _eager_while(cond_fn, body_fn, lv, names)
     else:
-        result = _build_while(g, cond_fn, body_fn, tuple(lv), names, None, inv, _WHILE_LOOP_HINT, name)
+        def build():
+            return _build_while(g, cond_fn, body_fn, tuple(lv), names, None, inv, _WHILE_LOOP_HINT, name)
+        # differentiable with the loop's intermediates kept (tfn.gradients.while_gradient)
+        result = while_gradient.traced(g, cond_fn, body_fn, lv, build, while_loop) if _TAPES else build()
     if maximum_iterations is not None:
         result = result[1:]
     if single:

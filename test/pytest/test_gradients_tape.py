@@ -235,13 +235,68 @@ def test_gradient_ops_in_a_traced_function_compile_to_one_function():
     np.testing.assert_allclose(w.numpy(), [[0.5 + 0.1 * 16.0], [-1.0 + 0.1 * 23.0]], rtol=1e-6)  # dL/dw = [-16, -23]
 
 
+def test_while_loop_gradients_keep_the_intermediates():
+    w = tfn.Variable(1.5, dtype=tfn.float64)
+
+    @tfn.function
+    def f(x, n):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            _, y = tfn.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * x + w), [0, x])
+        return y, tape.gradient(y, [x, w])
+
+    def numeric(x, wv, n):
+        y = x
+        for _ in range(n):
+            y = y * x + wv
+        return y
+
+    for n in (3, 0):
+        y, (gx, gw) = f(tfn.constant(2.0, tfn.float64), tfn.constant(n))
+        e = 1e-6
+        assert float(y) == numeric(2.0, 1.5, n)
+        np.testing.assert_allclose(float(gx), (numeric(2 + e, 1.5, n) - numeric(2 - e, 1.5, n)) / (2 * e), rtol=1e-6)
+        np.testing.assert_allclose(float(gw), (numeric(2.0, 1.5 + e, n) - numeric(2.0, 1.5 - e, n)) / (2 * e),
+                                   rtol=1e-6, atol=1e-9)
+
+
+def test_while_loop_gradients_with_matrices_and_maximum_iterations():
+    @tfn.function
+    def f(a, b):
+        with tfn.GradientTape() as tape:
+            tape.watch([a, b])
+            s = tfn.while_loop(lambda s: tfn.reduce_sum(s) < 100.0, lambda s: tfn.tanh(tfn.matmul(s, b)) * 3.0 + s,
+                               [a], maximum_iterations=5)[0]
+            loss = tfn.reduce_sum(s * s)
+        return tape.gradient(loss, [a, b])
+
+    def numeric(a, b):
+        s = a
+        for _ in range(5):
+            if s.sum() >= 100:
+                break
+            s = np.tanh(s @ b) * 3.0 + s
+        return (s * s).sum()
+
+    a, b = np.full((2, 2), 0.1), np.eye(2) * 0.5 + 0.1
+    ga, gb = f(tfn.constant(a), tfn.constant(b))
+    for got, k in ((ga, 0), (gb, 1)):
+        want = np.zeros((2, 2))
+        for idx in np.ndindex(2, 2):
+            args = [[a.copy(), b.copy()], [a.copy(), b.copy()]]
+            args[0][k][idx] += 1e-6
+            args[1][k][idx] -= 1e-6
+            want[idx] = (numeric(*args[0]) - numeric(*args[1])) / 2e-6
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("how", ["cond", "if", "while", "for"])
 def test_control_flow_raises_instead_of_a_wrong_gradient(how):
     def body(x):
         if how == "cond":  # a cond with an effect in a branch (tracing it again would repeat the print)
             return tfn.cond(x > 0, lambda: tfn.print(x) or x * x, lambda: -x)
-        if how == "while":
-            return tfn.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), [0, x])[1]
+        if how == "while":  # an effect in the body
+            return tfn.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tfn.print(i) or y * x), [0, x])[1]
         return None
 
     @tfn.function
