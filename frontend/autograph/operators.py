@@ -291,10 +291,15 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     h = len(hidden)
 
     def cond_fn(*vs):
+        before = _get(get_state, names)  # restored after: a gradient traces the loop again, later
         set_state(vs[h:])
-        return test(*vs[:h])
+        try:
+            return test(*vs[:h])
+        finally:
+            set_state(before)
 
     def body_fn(*vs):
+        before = _get(get_state, names)
         set_state(vs[h:])
         if counter is None:
             body()
@@ -304,6 +309,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
             body(item)
             nxt = (k,)
         out = _get(get_state, names)
+        set_state(before)
         for name, v in zip(names, out):
             if isinstance(v, (Undefined, UndefinedReturnValue)):
                 raise ValueError(f"'{name}' must be defined on every path through the loop at {_at(where)}")

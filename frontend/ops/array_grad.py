@@ -6,7 +6,7 @@ from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops_gather, ops_shape
 from tfn.dialects.optable import OPS
 from tfn.gradients.registry import gradient
-from tfn.ops import array_ops, fill_ops, reduction_ops, shape_ops
+from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
 from tfn.ops.linalg_ops import matmul
 from tfn.ops.math_grad import unbroadcast
 from tfn.ops.math_ops import cast
@@ -141,20 +141,33 @@ def _unslice(g, d, n, picks):
 def _strided_slice_grad(op, g):
     # Back to x's rank (new axes dropped, indexed dims restored as 1s), then each sliced dim spread out.
     x, attrs = op.inputs[0], op.attrs
-    if attrs["dynamic_begin"] or attrs["dynamic_end"]:
+    index = dict(zip(attrs["dynamic_begin"], op.inputs[1:]))  # run-time indices (x[i] in a loop)
+    bounds = [None] * (len(op.inputs) - 1)
+    if attrs["dynamic_end"] or any(d not in attrs["shrink_axis"] for d in index):
         raise NotImplementedError("the gradient of x[...] with slice bounds known only at run time is not "
-                                  "supported yet")
+                                  "supported yet (indices known only at run time are)")
     if 0 in g._shape:
-        return fill_ops.zeros_like(x)
+        return [fill_ops.zeros_like(x)] + bounds
     if attrs["new_axis"]:
         g = array_ops.squeeze(g, sorted(attrs["new_axis"]))
     for d in sorted(attrs["shrink_axis"]):
         g = array_ops.expand_dims(g, d)
     for d, n in enumerate(x._shape):
+        if d in index:
+            g = _place(g, d, n, index[d])
+            continue
         picks = _picked(attrs, d, n)
         if picks is not None:
             g = _unslice(g, d, n, picks)
-    return g
+    return [g] + bounds
+
+
+def _place(g, d, n, i):
+    """g (size 1 along d) at the run-time position i (Python-style, may be negative) of a dim of size n."""
+    if n is None:
+        raise NotImplementedError(f"the gradient of x[i] indexing the dynamic dim {d} is not supported yet")
+    hot = fill_ops.one_hot(math_ops.floormod(i, convert_to_tensor(n, i.dtype)), n, dtype=g.dtype)
+    return g * array_ops.reshape(hot, [1] * d + [n] + [1] * (g.ndim - d - 1))
 
 
 # tensor_scatter_update ---------------------------------------------------------------------------------

@@ -143,8 +143,11 @@ def build_while(cond_fn, body_fn, loop_vars, names, where=None, shape_invariants
         return _eager_while(cond_fn, body_fn, list(loop_vars), names)
     if isinstance(shape_invariants, dict):
         shape_invariants = [shape_invariants.get(n) for n in names]
-    return _build_while(g, cond_fn, body_fn, tuple(loop_vars), tuple(names), where, shape_invariants,
-                        _AUTOGRAPH_HINT, None)
+
+    def build():
+        return _build_while(g, cond_fn, body_fn, tuple(loop_vars), tuple(names), where, shape_invariants,
+                            _AUTOGRAPH_HINT, None)
+    return while_gradient.traced(g, cond_fn, body_fn, loop_vars, build, while_loop) if _TAPES else build()
 
 
 _WHILE_LOOP_HINT = ("To allow the shape to vary across iterations, use the `shape_invariants` argument of "

@@ -260,3 +260,19 @@ def test_gradient_needing_a_static_shape_names_the_op():
                                                   + str(test_gradient_needing_a_static_shape_names_the_op.__code__
                                                         .co_firstlineno + 5)):
         grad.get_concrete_function()
+
+
+def test_indexing_at_a_run_time_index():
+    w = rand(4)
+
+    @tfn.function(autograph=False)
+    def grad(x, i):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = tfn.reduce_sum(x[i, 1:] * w[1:])
+        return tape.gradient(y, x)
+
+    for i in (1, -1):
+        want = np.zeros((3, 4))
+        want[i, 1:] = w[1:]
+        np.testing.assert_array_equal(grad(tfn.constant(rand(3, 4)), tfn.constant(i)).numpy(), want)

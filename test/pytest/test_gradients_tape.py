@@ -290,6 +290,25 @@ def test_while_loop_gradients_with_matrices_and_maximum_iterations():
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
 
 
+def test_autograph_loop_gradients():
+    @tfn.function
+    def f(x, n):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in tfn.range(n):
+                y = y * x
+            z = tfn.constant(0.0)
+            for row in tfn.stack([x, x * 2.0]):  # x[i] at a run-time index in the body
+                z = z + row * row
+            s = x
+            while s < 10.0:
+                s = s * 1.5
+        return tape.gradient([y, z, s], x)
+
+    assert float(f(tfn.constant(2.0), tfn.constant(3))) == 4 * 8.0 + 10 * 2.0 + 1.5 ** 4  # s: 2 -> 10.125
+
+
 @pytest.mark.parametrize("how", ["cond", "if", "while", "for"])
 def test_control_flow_raises_instead_of_a_wrong_gradient(how):
     def body(x):
@@ -311,7 +330,8 @@ def test_control_flow_raises_instead_of_a_wrong_gradient(how):
                     y = -x
             elif how == "for":
                 y = x
-                for _ in tfn.range(3):
+                for i in tfn.range(3):
+                    tfn.print(i)  # an effect in the body
                     y = y * x
             else:
                 y = body(x)
