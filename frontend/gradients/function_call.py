@@ -16,13 +16,14 @@ from tfn.gradients.tape import GradientTape, UnconnectedGradients
 from tfn.state.variables import Variable
 
 
-def call(function, args, kwargs):
-    """`function(*args, **kwargs)` recorded on the tapes of this thread."""
-    concrete = function.get_concrete_function(*args, **kwargs)
+def call(function, args, kwargs, concrete=None):
+    """`function(*args, **kwargs)` (or its trace `concrete` called directly) recorded on this thread's tapes."""
+    if concrete is None:
+        concrete = function.get_concrete_function(*args, **kwargs)
     if concrete._writebacks or concrete.graph.callbacks or concrete._initializer is not None:
         return function.python_function(*args, **kwargs)
     with recording.pause():
-        result = function(*args, **kwargs)
+        result = concrete(*args, **kwargs)
     inputs = [x for x in nest.flatten((args, kwargs)) if isinstance(x, TensorBase)]
     seen = {id(x) for x in inputs}
     captured = [src for src, _, _ in concrete.graph.captures if isinstance(src, Variable) and id(src) not in seen]

@@ -85,6 +85,7 @@ class ConcreteFunction:
         self._writebacks = list(graph.writebacks)
         self._user_dtypes = self._out_dtypes[:len(self._out_dtypes) - len(self._writebacks)]
         self._initializer = None
+        self._function = None  # the PolymorphicFunction that traced it (its backward function traces from it)
 
     @property
     def structured_input_signature(self):
@@ -179,6 +180,8 @@ class ConcreteFunction:
         return self._pack_outputs(self._call_flat(arrays))
 
     def __call__(self, *args, **kwargs):
+        if _TAPES and tapes_here() and self._function is not None:  # recorded, with a compiled backward
+            return function_call.call(self._function, args, kwargs, self)
         if not kwargs and self._leaf_params:
             key = tuple(map(_key, args))
             if key in self._call_keys:  # these exact types bound to the parameters before: no binding
@@ -454,6 +457,7 @@ class PolymorphicFunction:
     def _register(self, concrete):
         self._note_trace(concrete.function_type)
         self._concretes.append(concrete)
+        concrete._function = self
         return concrete
 
     def _note_trace(self, ftype):

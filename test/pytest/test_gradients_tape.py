@@ -41,6 +41,29 @@ def test_call_is_one_recorded_op_with_a_compiled_backward():
     assert layer._tfn_backward._concretes[0]._executable is not None
 
 
+def test_concrete_function_and_method_calls_under_a_tape():
+    class Dense(tfn.Module):
+        def __init__(self):
+            self.w = tfn.Variable([[1.0, 2.0], [3.0, 4.0]])
+
+        @tfn.function
+        def __call__(self, x, scale=1.0):
+            return {"y": tfn.tanh(tfn.matmul(x, self.w)) * scale, "n": tfn.shape(x)}
+
+    m, x = Dense(), tfn.constant([[0.1, 0.2]])
+    concrete = m.__call__.get_concrete_function(x, scale=2.0)
+    grads = []
+    for call in (lambda: m(x, scale=2.0), lambda: concrete(x, scale=2.0)):
+        with tfn.GradientTape() as tape:
+            loss = tfn.reduce_sum(call()["y"])
+        grads.append(tape.gradient(loss, m.w).numpy())
+    with tfn.GradientTape() as tape:
+        loss = tfn.reduce_sum(tfn.tanh(tfn.matmul(x, m.w)) * 2.0)
+    want = tape.gradient(loss, m.w).numpy()
+    for g in grads:
+        np.testing.assert_allclose(g, want, rtol=1e-5)
+
+
 def test_call_that_writes_a_variable_is_differentiated_without_repeating_the_write():
     v = tfn.Variable(2.0)
     count = tfn.Variable(0.0, trainable=False)
