@@ -289,6 +289,158 @@ def case_conv(fws, cfg):
                 over_eager is not None and over_eager >= 1.0, _speedup(t), note)]
 
 
+# ---- a training step (issue 14) -----------------------------------------------------------------------------------
+
+MLP_LR = 0.01
+
+
+def _mlp_data():
+    """Batch 128 of 784 features, one-hot labels of 10 classes, and MLP 784-256-256-10 initial parameters."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((128, 784), dtype=np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+    params = [rng.standard_normal((784, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32),
+              rng.standard_normal((256, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32),
+              rng.standard_normal((256, 10), dtype=np.float32) * 0.05, np.zeros(10, np.float32)]
+    return x, y, params
+
+
+def _mlp_loss(params, x, y):
+    """Softmax cross-entropy of the MLP's logits (ReLU hidden layers), averaged over the batch."""
+    w1, b1, w2, b2, w3, b3 = params
+    h = tfn.maximum(tfn.matmul(x, w1) + b1, 0.0)
+    h = tfn.maximum(tfn.matmul(h, w2) + b2, 0.0)
+    logits = tfn.matmul(h, w3) + b3
+    m = tfn.reduce_max(logits, axis=1, keepdims=True)
+    log_probs = logits - m - tfn.math.log(tfn.reduce_sum(tfn.exp(logits - m), axis=1, keepdims=True))
+    return -tfn.reduce_mean(tfn.reduce_sum(y * log_probs, axis=1))
+
+
+def tfn_train_step(params, x, y):
+    """One SGD step of the MLP on tfn variables: tape, gradients, assign_sub; returns the loss."""
+    with tfn.GradientTape() as tape:
+        loss = _mlp_loss(params, x, y)
+    for p, g in zip(params, tape.gradient(loss, params)):
+        p.assign_sub(MLP_LR * g)
+    return loss
+
+
+def _numpy_train_step(params, x, y):
+    """The same step with a hand-written backward pass in NumPy."""
+    w1, b1, w2, b2, w3, b3 = params
+    z1 = x @ w1 + b1
+    h1 = np.maximum(z1, 0)
+    z2 = h1 @ w2 + b2
+    h2 = np.maximum(z2, 0)
+    logits = h2 @ w3 + b3
+    e = np.exp(logits - logits.max(1, keepdims=True))
+    p = e / e.sum(1, keepdims=True)
+    d3 = (p - y) / x.shape[0]
+    d2 = (d3 @ w3.T) * (z2 > 0)
+    d1 = (d2 @ w2.T) * (z1 > 0)
+    grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
+    for q, g in zip(params, grads):
+        q -= MLP_LR * g
+
+
+def _train_callables(fws):
+    """{column: zero-argument step} for the frameworks that can run the training step."""
+    x, y, init = _mlp_data()
+    names = [fw.name for fw in fws]
+    steps = {}
+    tx, ty = tfn.constant(x), tfn.constant(y)
+    params = [tfn.Variable(p) for p in init]
+    compiled = tfn.function(tfn_train_step)
+    steps["tfn compiled"] = lambda: compiled(params, tx, ty)
+    eager_params = [tfn.Variable(p) for p in init]
+    steps["tfn eager"] = lambda: tfn_train_step(eager_params, tx, ty)
+    np_params = [p.copy() for p in init]
+    steps["NumPy"] = lambda: _numpy_train_step(np_params, x, y)
+    if "JAX jit" in names:
+        steps["JAX jit"] = _jax_train_step(init, x, y)
+    if "TF function" in names:
+        steps["TF function"] = _tf_train_step(init, x, y)
+    return steps
+
+
+def _jax_train_step(init, x, y):
+    import jax  # (optional dependency)
+    import jax.numpy as jnp
+
+    def loss(params, x, y):
+        w1, b1, w2, b2, w3, b3 = params
+        h = jax.nn.relu(jnp.dot(x, w1) + b1)
+        h = jax.nn.relu(jnp.dot(h, w2) + b2)
+        return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(jnp.dot(h, w3) + b3), axis=1))
+
+    @jax.jit
+    def step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return value, [p - MLP_LR * g for p, g in zip(params, grads)]
+
+    state = {"params": [jnp.asarray(p) for p in init]}
+    jx, jy = jnp.asarray(x), jnp.asarray(y)
+
+    def run():
+        value, state["params"] = step(state["params"], jx, jy)
+        return value.block_until_ready()
+    return run
+
+
+def _tf_train_step(init, x, y):
+    import tensorflow as tf  # (optional dependency)
+    params = [tf.Variable(p) for p in init]
+    tx, ty = tf.constant(x), tf.constant(y)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            w1, b1, w2, b2, w3, b3 = params
+            h = tf.nn.relu(tf.matmul(tx, w1) + b1)
+            h = tf.nn.relu(tf.matmul(h, w2) + b2)
+            logits = tf.matmul(h, w3) + b3
+            loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(ty, logits))
+        for p, g in zip(params, tape.gradient(loss, params)):
+            p.assign_sub(MLP_LR * g)
+        return loss
+    return lambda: step().numpy()
+
+
+def _first_step_seconds(reps):
+    """Median seconds of the first call (trace + compile + run, cold cache) of a new compiled training step."""
+    x, y, init = _mlp_data()
+    tx, ty = tfn.constant(x), tfn.constant(y)
+    samples = []
+    for _ in range(reps):
+        _fresh_cache()
+        params = [tfn.Variable(p) for p in init]
+        f = tfn.function(tfn_train_step)
+        t = perf()
+        f(params, tx, ty)
+        samples.append(perf() - t)
+    return statistics.median(samples)
+
+
+def case_training(fws, cfg):
+    """(h) one SGD training step of an MLP 784-256-256-10 (ReLU, softmax cross-entropy) at batch 128."""
+    times = {}
+    for name, step in _train_callables(fws).items():
+        time.sleep(SETTLE_S)
+        try:
+            step()
+            times[name] = median_time(step, cfg)
+        except Exception as e:  # a framework failing must not stop the suite
+            times[name] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+    jax_t = times.get("JAX jit")
+    met = jax_t / times["tfn compiled"] >= 1.0 if isinstance(jax_t, float) else None
+    rows = [row("(h) MLP training step, batch 128", "ms", times, "tfn <= 1.0x JAX, <= 0.5x TF", met,
+                _speedup(times), "speedup over NumPy's hand-written backward pass")]
+    first = _first_step_seconds(cfg.first_reps)
+    rows.append(row("(h) first training step (trace+compile)", "ms", {"tfn compiled": first},
+                    "<= 1.5x JAX's first call"))
+    return rows
+
+
 # ---- first calls and tracing ------------------------------------------------------------------------------------
 
 def _fresh_cache():
@@ -440,7 +592,7 @@ def main(argv=None):
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
-                 case_trace):
+                 case_trace, case_training):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue

@@ -9,14 +9,13 @@ import numpy as np
 from mlir import ir
 
 from tfn import nest
-from tfn.control_flow.cond import build_if
 from tfn.control_flow.pending import Pending, PendingRead
-from tfn.control_flow.while_loop import build_while
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops import math_ops, shape_ops
+from tfn.ops.control_flow import build_if, build_while
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
@@ -138,9 +137,11 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
 
     def branch(fn, label, other):
         def run():
+            before = _get(get_state, names)  # restored after: a gradient traces the branch again, later
             set_state(init)
             fn()
             out = _get(get_state, names)
+            set_state(before)
             _check_branch(out, names, label, other, where)
             return out
         return run
@@ -294,10 +295,15 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     h = len(hidden)
 
     def cond_fn(*vs):
+        before = _get(get_state, names)  # restored after: a gradient traces the loop again, later
         set_state(vs[h:])
-        return test(*vs[:h])
+        try:
+            return test(*vs[:h])
+        finally:
+            set_state(before)
 
     def body_fn(*vs):
+        before = _get(get_state, names)
         set_state(vs[h:])
         if counter is None:
             body()
@@ -307,6 +313,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
             body(item)
             nxt = (k,)
         out = _get(get_state, names)
+        set_state(before)
         for name, v in zip(names, out):
             if isinstance(v, (Undefined, UndefinedReturnValue)):
                 raise ValueError(with_excerpt(

@@ -21,6 +21,8 @@ from tfn.control_flow.values import Flat, describe, is_composite, is_tensor_like
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, TensorBase
 from tfn.dialects.types import TensorType
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import record_opaque
 
 
 class Labels(NamedTuple):
@@ -196,4 +198,8 @@ class IfBuilder:
             scf.YieldOp(ys, ip=ir.InsertionPoint(dst), loc=self.st.location())
         erase(g, self.tmp.operation)
         base = g.unique_name(self.name or "cond")
-        return [g.wrap(r, t, f"{base}:{i}") for i, (r, t) in enumerate(zip(final.results, types))]
+        results = [g.wrap(r, t, f"{base}:{i}") for i, (r, t) in enumerate(zip(final.results, types))]
+        if _TAPES:  # a tape that sees a watched value flow in without a gradient rule refuses to differentiate
+            what = "tfn.cond" if self.labels[2] == "tfn.cond" else "a tensor `if` statement"
+            record_opaque(what, [v for _, x, y in pairs for v in (x, y)], results, self.st.where)
+        return results

@@ -12,6 +12,8 @@ from tfn.control_flow.statement import Statement, erase, move_ops, tensor_type, 
 from tfn.control_flow.values import rebuild_all
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import record_opaque
 
 _TRACES = 4
 
@@ -158,6 +160,11 @@ class WhileTrace:
         self._move_into(final, remap(regions.cond), cond_fwd, yields)
         base = g.unique_name(self.name or "while")
         results = [g.wrap(r, t, f"{base}:{i}") for i, (r, t) in enumerate(zip(final.results, kept_types))]
+        if _TAPES:  # without a gradient rule (see IfBuilder._replace_op)
+            values = ([t for f in self.loop.flats for t in f.tensors] + list(inits) + list(regions.body)
+                      + list(regions.cond_state))
+            record_opaque("a tensor-dependent loop (tfn.while_loop, or a `while`/`for` over tensors)", values,
+                          results, self.st.where)
         for i, r in zip(keep[n:], results[n:]):
             g.state[keys[i - n]] = r
         return rebuild_all(self.loop.flats, results[:n])

@@ -8,6 +8,8 @@ from tfn.dialects import optable
 from tfn.dialects.errors import OpError
 from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import record_op
 from tfn.state.variables import Variable
 
 
@@ -32,6 +34,8 @@ def apply(op, inputs, attrs=None):
     out_types = opdef.infer_types(types, attrs)
     arrays = opdef.run_kernel([x._value for x in inputs], attrs)
     outs = [Tensor(optable.numpy_result(a, t), t.dtype) for a, t in zip(arrays, out_types)]
+    if _TAPES:  # (the only cost of gradients when no tape records)
+        record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
 
 
@@ -49,6 +53,8 @@ def _apply_symbolic(g, opdef, inputs, attrs):
     except (OpError, ValueError, TypeError) as e:
         raise _with_user_line(e, g) from None
     outs = g.emit(opdef, values, attrs, out_types)
+    if _TAPES:
+        record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
 
 

@@ -91,6 +91,7 @@ class FuncGraph:
         self.callbacks = []  # handler(arrays) -> arrays per run-time callback site (runtime/callbacks.py)
         self._scopes = []  # the open control-flow regions, innermost last
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
+        self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -116,6 +117,8 @@ class FuncGraph:
 
     def location(self):
         """The MLIR location of the user's expression running now (file, line and column)."""
+        if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
+            return self.forced_location
         where = user_position()
         if where is None:
             return ir.Location.unknown()

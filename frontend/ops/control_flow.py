@@ -3,6 +3,8 @@ once, or an `scf.while` with the condition and the body traced once (built by tf
 import numpy as np
 
 from tfn import dtypes, nest
+from tfn.control_flow import cond as cond_mod
+from tfn.control_flow import while_loop as while_mod
 from tfn.control_flow.cond import COND_LABELS, IfBuilder
 from tfn.control_flow.eager import eager_pred, eager_while
 from tfn.control_flow.loop_state import WHILE_LOOP_HINT, LoopVars
@@ -10,6 +12,8 @@ from tfn.control_flow.statement import Statement
 from tfn.control_flow.while_loop import trace_while
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, convert_to_tensor
+from tfn.gradients import cond_gradient, while_gradient
+from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.ops import math_ops
 
 
@@ -24,8 +28,12 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     g = graph_mod.current()
     if g is None or not isinstance(pred, SymbolicTensor):
         return true_fn() if eager_pred(pred, "pred") else false_fn()
-    builder = IfBuilder(Statement(g), ("output",), COND_LABELS, name)
-    return builder.build(pred, lambda: (true_fn(),), lambda: (false_fn(),))[0]
+    def build():
+        builder = IfBuilder(Statement(g), ("output",), COND_LABELS, name)
+        return builder.build(pred, lambda: (true_fn(),), lambda: (false_fn(),))[0]
+    if _TAPES:  # differentiable: recorded with a backward cond (tfn.gradients.cond_gradient)
+        return cond_gradient.traced(g, pred, true_fn, false_fn, build, cond)
+    return build()
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -53,7 +61,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if g is None:
         result = eager_while(cond_fn, body_fn, lv, names)
     else:
-        result = trace_while(LoopVars(Statement(g), names, inv, WHILE_LOOP_HINT), cond_fn, body_fn, tuple(lv), name)
+        def build():
+            return trace_while(LoopVars(Statement(g), names, inv, WHILE_LOOP_HINT), cond_fn, body_fn, tuple(lv), name)
+        # differentiable with the loop's intermediates kept (tfn.gradients.while_gradient)
+        result = while_gradient.traced(g, cond_fn, body_fn, lv, build, while_loop) if _TAPES else build()
     if maximum_iterations is not None:
         result = result[1:]
     if single:
@@ -88,3 +99,22 @@ def _bounded(cond, body_fn, lv, inv, names, maximum_iterations):
     counter = convert_to_tensor(0, limit.dtype)
     return (bounded_cond, bounded_body, [counter] + lv, None if inv is None else [None] + inv,
             ("maximum_iterations counter",) + names)
+
+
+def build_if(pred, true_fn, false_fn, names, where=None):
+    """AutoGraph's tensor `if` (tfn.control_flow.cond.build_if), differentiable as tfn.cond is under a tape."""
+    g = graph_mod.current()
+    if not _TAPES or g is None or not isinstance(pred, SymbolicTensor):
+        return cond_mod.build_if(pred, true_fn, false_fn, names, where)
+    return cond_gradient.traced(g, pred, true_fn, false_fn,
+                                lambda: cond_mod.build_if(pred, true_fn, false_fn, names, where), cond)
+
+
+def build_while(cond_fn, body_fn, loop_vars, names, where=None, shape_invariants=None):
+    """AutoGraph's tensor loop (tfn.control_flow.while_loop.build_while), differentiable as tfn.while_loop is."""
+    g = graph_mod.current()
+    if not _TAPES or g is None:
+        return while_mod.build_while(cond_fn, body_fn, loop_vars, names, where, shape_invariants)
+    return while_gradient.traced(g, cond_fn, body_fn, loop_vars,
+                                 lambda: while_mod.build_while(cond_fn, body_fn, loop_vars, names, where,
+                                                               shape_invariants), while_loop)

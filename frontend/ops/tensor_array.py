@@ -11,11 +11,11 @@ As in TF2, clear_after_read is accepted and ignored, and unwritten elements read
 import numpy as np
 
 from tfn import dtypes
+from tfn.control_flow.while_loop import build_while
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.ops.array_ops import concat, expand_dims, reshape
-from tfn.ops.control_flow import while_loop
 from tfn.ops.fill_ops import zeros, zeros_like
 from tfn.ops.math_ops import add, cast, less, maximum
 from tfn.ops.reduction_ops import reduce_max
@@ -183,9 +183,12 @@ class TensorArray:
     def _grow(self, need):
         """Double the buffer until it holds `need` rows (int32 tensor); the size becomes max(size, need)."""
         inv = ((None,) + self._element_shape, None)
-        self._buffer, self._cap = while_loop(
+        # The loop of tfn.control_flow, not tfn.while_loop: a while loop's gradient keeps its values in TensorArrays
+        # (tfn.gradients.while_gradient), so TensorArray cannot depend on the differentiable loop. Under a tape the
+        # growth is a construct without a gradient: a gradient through a growing TensorArray raises, naming it.
+        self._buffer, self._cap = build_while(
             lambda b, c: less(c, need), lambda b, c: (concat([b, zeros_like(b)], 0), c * 2),
-            (self._buffer, self._cap), shape_invariants=inv)
+            (self._buffer, self._cap), ("TensorArray buffer", "TensorArray capacity"), shape_invariants=inv)
         self._size = maximum(self._size, need)
 
     def read(self, index, name=None):

@@ -20,6 +20,8 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import record_read
 from tfn.tracing.trace import TraceType
 
 SINGLETON_MESSAGE = (
@@ -93,8 +95,19 @@ class Variable(TensorBase):
         """The current value: an eager tensor, or inside a trace the symbolic value at this program point."""
         g = graph_mod.current()
         if g is None:
-            return Tensor._trusted(self._current_array(), self._dtype)
-        return g.read_state(self)
+            t = Tensor._trusted(self._current_array(), self._dtype)
+        else:
+            t = g.read_state(self)
+        if _TAPES:
+            t = self._recorded_read(g, t)
+        return t
+
+    def _recorded_read(self, g, t):
+        """The value read as a tensor of its own, which tapes that watch this variable trace back to it."""
+        if g is not None:  # a distinct tensor for this read: the state value may be an earlier write's result
+            t = g.wrap(t._mlir, t._type, t._name)
+        record_read(self, t)
+        return t
 
     read_value = value
 

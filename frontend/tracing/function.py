@@ -9,6 +9,9 @@ from tfn.core.tensor import Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import UnimplementedError
 from tfn.dialects.types import TensorType
+from tfn.gradients import function_call
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import tapes_here
 from tfn.state import variables
 from tfn.tracing import atomic, trace_type
 
@@ -66,6 +69,7 @@ class ConcreteFunction:
         self._writebacks = list(graph.writebacks)
         self._user_dtypes = self._out_dtypes[:len(self._out_dtypes) - len(self._writebacks)]
         self._initializer = None
+        self._function = None  # the PolymorphicFunction that traced it (its backward function traces from it)
 
     @property
     def structured_input_signature(self):
@@ -134,6 +138,8 @@ class ConcreteFunction:
         return self._pack_outputs(self._call_flat(arrays))
 
     def __call__(self, *args, **kwargs):
+        if _TAPES and tapes_here() and self._function is not None:  # recorded, with a compiled backward
+            return function_call.call(self._function, args, kwargs, self)
         if not kwargs and self._leaf_params:
             key = tuple(map(_key, args))
             if key in self._call_keys:  # these exact types bound to the parameters before: no binding

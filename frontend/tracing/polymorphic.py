@@ -12,6 +12,9 @@ from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
+from tfn.gradients import function_call
+from tfn.gradients.recording import ACTIVE as _TAPES
+from tfn.gradients.recording import tapes_here
 from tfn.state import variables
 from tfn.tracing import trace_type, unranked
 from tfn.tracing.function import _PLAIN_KINDS, _VAR_POSITIONAL, ConcreteFunction, _input_maker, _key
@@ -81,6 +84,8 @@ class PolymorphicFunction:
             return self.python_function(*args, **kwargs)
         if graph_mod.current() is not None:
             return self._call_in_trace(args, kwargs)
+        if _TAPES and tapes_here():  # recorded as one op, with a compiled backward function
+            return function_call.call(self, args, kwargs)
         self._calls += 1
         if kwargs or len(args) != self._n_plain:
             args, kwargs = self._bind(args, kwargs)
@@ -198,6 +203,7 @@ class PolymorphicFunction:
     def _register(self, concrete):
         self._note_trace(concrete.function_type)
         self._concretes.append(concrete)
+        concrete._function = self
         return concrete
 
     def _note_trace(self, ftype):

@@ -1,0 +1,63 @@
+"""Gradients of the neural-network ops (conv2d), written with tfn ops: both are convolutions themselves."""
+from tfn.dialects.ops_conv import out_size, same_pads
+from tfn.dialects.optable import OPS
+from tfn.gradients.registry import gradient
+from tfn.nn import conv2d
+from tfn.ops import array_ops, fill_ops
+
+
+def _pad(x, axis, before, after):
+    """x with `before`/`after` zero slices along `axis` (dynamic dims elsewhere allowed)."""
+    head = (slice(None),) * axis
+    zero = fill_ops.zeros_like(x[head + (slice(0, 1),)])
+    parts = [zero] * before + [x] + [zero] * after
+    return array_ops.concat(parts, axis) if len(parts) > 1 else x
+
+
+def _dilate(g, axis, stride):
+    """g with stride-1 zeros between its elements along `axis`: g[o] lands at o * stride."""
+    size = g._shape[axis]
+    if stride == 1 or size is None or size <= 1:
+        return g
+    spread = array_ops.stack([g] + [fill_ops.zeros_like(g)] * (stride - 1), axis + 1)
+    shape = [-1 if d is None else d for d in g._shape]
+    shape[axis] = size * stride
+    merged = array_ops.reshape(spread, shape)
+    return merged[(slice(None),) * axis + (slice(0, (size - 1) * stride + 1),)]
+
+
+def _spatial(x, w, attrs, i):
+    """(pad before, pad after, output size, effective filter size) of spatial dim i (0: height, 1: width)."""
+    size, k = x._shape[1 + i], w._shape[i]
+    if size is None:
+        raise NotImplementedError("the gradient of tfn.nn.conv2d needs static spatial input dims, got shape "
+                                  f"{x.shape}")
+    s, d = attrs["strides"][i], attrs["dilations"][i]
+    if attrs["same"]:
+        before, after, out = same_pads(size, k, s, d)
+    else:
+        before, after, out = 0, 0, out_size(size, k, s, d, False)
+    return before, after, out, (k - 1) * d + 1
+
+
+@gradient(OPS["conv2d"])
+def _conv2d_grad(op, g):
+    x, w = op.inputs
+    attrs = op.attrs
+    kh, kw = w._shape[0], w._shape[1]
+    (pt, pb, oh, eh), (pl, pr, ow, ew) = _spatial(x, w, attrs, 0), _spatial(x, w, attrs, 1)
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
+    h, wd = x._shape[1], x._shape[2]
+    hp, wp = h + pt + pb, wd + pl + pr
+    # d filters: correlate the padded input with g (batch and channels swapped; strides become dilations)
+    xp = _pad(_pad(x, 1, pt, pb), 2, pl, pr)
+    df = conv2d(array_ops.transpose(xp, [3, 1, 2, 0]), array_ops.transpose(g, [1, 2, 0, 3]), strides=[dh, dw],
+                padding="VALID", dilations=[sh, sw])
+    df = array_ops.transpose(df[:, :kh, :kw, :], [1, 2, 0, 3])
+    # d input: the full correlation of the stride-dilated g with the flipped filters
+    gd = _dilate(_dilate(g, 1, sh), 2, sw)
+    rh, rw = hp - ((oh - 1) * sh + eh), wp - ((ow - 1) * sw + ew)
+    gp = _pad(_pad(gd, 1, eh - 1, eh - 1 + rh), 2, ew - 1, ew - 1 + rw)
+    flipped = array_ops.transpose(w[::-1, ::-1], [0, 1, 3, 2])
+    dxp = conv2d(gp, flipped, strides=[1, 1], padding="VALID", dilations=[dh, dw])
+    return dxp[:, pt:pt + h, pl:pl + wd, :], df
