@@ -421,6 +421,35 @@ def _first_step_seconds(reps):
     return statistics.median(samples)
 
 
+_RSS_CHILD = r"""
+import json, resource, sys
+sys.path.insert(0, {bench!r})
+import numpy as np
+import tfn
+import run
+x, y, init = run._mlp_data()
+params, tx, ty = [tfn.Variable(p) for p in init], tfn.constant(x), tfn.constant(y)
+step = tfn.function(run.tfn_train_step) if {compiled} else run.tfn_train_step
+step(params, tx, ty)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(20):
+    step(params, tx, ty)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"before": before / 1024, "after": after / 1024}}))
+"""
+
+
+def training_peak_rss(compiled):
+    """(peak RSS MiB after the first step, growth over 20 more steps) of the training step in a new process."""
+    script = os.path.join(_CACHE_ROOT, f"rss_{int(compiled)}.py")
+    with open(script, "w") as f:
+        f.write(_RSS_CHILD.format(bench=os.path.dirname(os.path.abspath(__file__)), compiled=compiled))
+    env = dict(os.environ, TFN_CACHE_DIR=tempfile.mkdtemp(dir=_CACHE_ROOT))
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return r["after"], r["after"] - r["before"]
+
+
 def case_training(fws, cfg):
     """(h) one SGD training step of an MLP 784-256-256-10 (ReLU, softmax cross-entropy) at batch 128."""
     times = {}
@@ -438,6 +467,9 @@ def case_training(fws, cfg):
     first = _first_step_seconds(cfg.first_reps)
     rows.append(row("(h) first training step (trace+compile)", "ms", {"tfn compiled": first},
                     "<= 1.5x JAX's first call"))
+    rss = {"tfn compiled": training_peak_rss(True), "tfn eager": training_peak_rss(False)}
+    note = "; ".join(f"{k}: +{v[1]:.1f} MiB over 20 more steps" for k, v in rss.items())
+    rows.append(row("(h) peak RSS, training step process", "MiB", {k: v[0] for k, v in rss.items()}, note=note))
     return rows
 
 

@@ -138,7 +138,7 @@ class ConcreteFunction:
         return self._pack_outputs(self._call_flat(arrays))
 
     def __call__(self, *args, **kwargs):
-        if _TAPES and tapes_here() and self._function is not None:  # recorded, with a compiled backward
+        if _TAPES and self._function is not None and graph_mod.current() is None and tapes_here():  # recorded
             return function_call.call(self._function, args, kwargs, self)
         if not kwargs and self._leaf_params:
             key = tuple(map(_key, args))
