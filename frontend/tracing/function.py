@@ -5,6 +5,7 @@ import numpy as np
 from mlir import ir
 
 from tfn import nest, runtime
+from tfn.core import graph_stack
 from tfn.core.tensor import Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import UnimplementedError
@@ -138,7 +139,7 @@ class ConcreteFunction:
         return self._pack_outputs(self._call_flat(arrays))
 
     def __call__(self, *args, **kwargs):
-        if _TAPES and self._function is not None and graph_mod.current() is None and tapes_here():  # recorded
+        if _TAPES and self._function is not None and graph_stack.current() is None and tapes_here():  # recorded
             return function_call.call(self._function, args, kwargs, self)
         if not kwargs and self._leaf_params:
             key = tuple(map(_key, args))
