@@ -3,8 +3,7 @@ import numpy as np
 
 from tfn import dtypes
 from tfn.core.tensor import convert_to_tensor
-from tfn.dialects import ops_gather, ops_shape
-from tfn.dialects.optable import OPS
+from tfn.dialects import ops, ops_gather, ops_shape
 from tfn.gradients.registry import gradient
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
 from tfn.ops.linalg_ops import matmul
@@ -29,36 +28,36 @@ def _static(x, what):
     return list(x._shape)
 
 
-@gradient(OPS["transpose"])
+@gradient(ops.transpose)
 def _transpose_grad(op, g):
     perm = op.attrs["perm"]
     return array_ops.transpose(g, [int(i) for i in np.argsort(perm)])
 
 
-@gradient(OPS["reshape"])
+@gradient(ops.reshape)
 def _reshape_grad(op, g):
     return reshape_to(g, op.inputs[0], "tfn.reshape")
 
 
-@gradient(OPS["expand_dims"])
+@gradient(ops.expand_dims)
 def _expand_dims_grad(op, g):
     x = op.inputs[0]
     return array_ops.squeeze(g, [ops_shape.expand_axis(x.ndim, op.attrs["axis"])])
 
 
-@gradient(OPS["squeeze"])
+@gradient(ops.squeeze)
 def _squeeze_grad(op, g):
     for a in ops_shape.squeeze_axes(op.inputs[0]._shape, op.attrs["axis"]):  # ascending: each lands in place
         g = array_ops.expand_dims(g, a)
     return g
 
 
-@gradient(OPS["broadcast_to"])
+@gradient(ops.broadcast_to)
 def _broadcast_to_grad(op, g):
     return unbroadcast(g, op.inputs[0])
 
 
-@gradient(OPS["concat"])
+@gradient(ops.concat)
 def _concat_grad(op, g):
     x, y = op.inputs
     axis = op.attrs["axis"] % x.ndim
@@ -69,17 +68,17 @@ def _concat_grad(op, g):
     return g[head + (slice(None, n),)], g[head + (slice(n, None),)]
 
 
-@gradient(OPS["stack"])
+@gradient(ops.stack)
 def _stack_grad(op, g):
     return array_ops.unstack(g, num=len(op.inputs), axis=op.attrs["axis"])
 
 
-@gradient(OPS["unstack"])
+@gradient(ops.unstack)
 def _unstack_grad(op, *grads):
     return array_ops.stack(list(grads), axis=op.attrs["axis"])
 
 
-@gradient(OPS["fill"])
+@gradient(ops.fill)
 def _fill_grad(op, g):
     return reduction_ops.reduce_sum(g)
 
@@ -90,7 +89,7 @@ def _prod(dims):
     return int(np.prod(dims, dtype=np.int64))
 
 
-@gradient(OPS["gather"])
+@gradient(ops.gather)
 def _gather_grad(op, g):
     # params = [Bt.., A.., N, B..], indices = [Bt.., I..], g = [Bt.., A.., I.., B..]:
     # dparams[bt, a, n, b] = sum_i one_hot(indices)[bt, i, n] * g[bt, a, i, b], one batched matmul.
@@ -137,7 +136,7 @@ def _unslice(g, d, n, picks):
     return array_ops.transpose(t, [int(i) for i in np.argsort(perm)]) if d else t
 
 
-@gradient(OPS["strided_slice"])
+@gradient(ops.strided_slice)
 def _strided_slice_grad(op, g):
     # Back to x's rank (new axes dropped, indexed dims restored as 1s), then each sliced dim spread out.
     x, attrs = op.inputs[0], op.attrs
@@ -172,7 +171,7 @@ def _place(g, d, n, i):
 
 # tensor_scatter_update ---------------------------------------------------------------------------------
 
-@gradient(OPS["tensor_scatter_update"])
+@gradient(ops.tensor_scatter_update)
 def _scatter_update_grad(op, g):
     tensor, indices, updates = op.inputs
     k = indices._shape[-1]

@@ -1,5 +1,5 @@
 """Gradients of the elementwise, reduction and matmul ops, written with tfn ops (they run eagerly and traced)."""
-from tfn.dialects.optable import OPS
+from tfn.dialects import ops
 from tfn.gradients.registry import gradient
 from tfn.ops import array_ops, fill_ops, reduction_ops, shape_ops
 from tfn.ops.linalg_ops import matmul
@@ -39,75 +39,75 @@ def _binary_grads(op, gx, gy):
 
 # unary -------------------------------------------------------------------------------------------------
 
-@gradient(OPS["identity"])
+@gradient(ops.identity)
 def _identity_grad(op, g):
     return g
 
 
-@gradient(OPS["negative"])
+@gradient(ops.negative)
 def _negative_grad(op, g):
     return negative(g)
 
 
-@gradient(OPS["abs"])
+@gradient(ops.abs)
 def _abs_grad(op, g):
     return g * sign(op.inputs[0])
 
 
-@gradient(OPS["sign"])
+@gradient(ops.sign)
 def _sign_grad(op, g):
     return fill_ops.zeros_like(op.inputs[0])
 
 
-@gradient(OPS["square"])
+@gradient(ops.square)
 def _square_grad(op, g):
     return g * (2 * op.inputs[0])
 
 
-@gradient(OPS["sqrt"])
+@gradient(ops.sqrt)
 def _sqrt_grad(op, g):
     return g * 0.5 / op.outputs[0]
 
 
-@gradient(OPS["rsqrt"])
+@gradient(ops.rsqrt)
 def _rsqrt_grad(op, g):
     z = op.outputs[0]
     return g * -0.5 * (z * z * z)
 
 
-@gradient(OPS["exp"])
+@gradient(ops.exp)
 def _exp_grad(op, g):
     return g * op.outputs[0]
 
 
-@gradient(OPS["log"])
+@gradient(ops.log)
 def _log_grad(op, g):
     return g / op.inputs[0]
 
 
-@gradient(OPS["tanh"])
+@gradient(ops.tanh)
 def _tanh_grad(op, g):
     z = op.outputs[0]
     return g * (1 - z * z)
 
 
-@gradient(OPS["sigmoid"])
+@gradient(ops.sigmoid)
 def _sigmoid_grad(op, g):
     z = op.outputs[0]
     return g * (z * (1 - z))
 
 
-@gradient(OPS["sin"])
+@gradient(ops.sin)
 def _sin_grad(op, g):
     return g * cos(op.inputs[0])
 
 
-@gradient(OPS["cos"])
+@gradient(ops.cos)
 def _cos_grad(op, g):
     return negative(g * sin(op.inputs[0]))
 
 
-@gradient(OPS["cast"])
+@gradient(ops.cast)
 def _cast_grad(op, g):
     x = op.inputs[0]
     return cast(g, x.dtype) if x.dtype.is_floating and g.dtype.is_floating else None
@@ -115,40 +115,40 @@ def _cast_grad(op, g):
 
 # binary ------------------------------------------------------------------------------------------------
 
-@gradient(OPS["add"])
+@gradient(ops.add)
 def _add_grad(op, g):
     return _binary_grads(op, lambda: g, lambda: g)
 
 
-@gradient(OPS["subtract"])
+@gradient(ops.subtract)
 def _subtract_grad(op, g):
     return _binary_grads(op, lambda: g, lambda: negative(g))
 
 
-@gradient(OPS["multiply"])
+@gradient(ops.multiply)
 def _multiply_grad(op, g):
     x, y = op.inputs
     return _binary_grads(op, lambda: g * y, lambda: g * x)
 
 
-@gradient(OPS["divide"])
+@gradient(ops.divide)
 def _divide_grad(op, g):
     x, y = op.inputs
     return _binary_grads(op, lambda: g / y, lambda: negative(g) * x / (y * y))
 
 
-@gradient(OPS["floordiv"])
+@gradient(ops.floordiv)
 def _floordiv_grad(op, g):
     return None, None  # as TF's FloorDiv: piecewise constant, no gradient
 
 
-@gradient(OPS["floormod"])
+@gradient(ops.floormod)
 def _floormod_grad(op, g):
     x, y = op.inputs
     return _binary_grads(op, lambda: g, lambda: negative(g) * floordiv(x, y))
 
 
-@gradient(OPS["pow"])
+@gradient(ops.pow)
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
@@ -164,19 +164,19 @@ def _select_grads(op, g, mask):
     return _binary_grads(op, lambda: where(mask, g, zeros), lambda: where(mask, zeros, g))
 
 
-@gradient(OPS["maximum"])
+@gradient(ops.maximum)
 def _maximum_grad(op, g):
     x, y = op.inputs
     return _select_grads(op, g, greater_equal(x, y))
 
 
-@gradient(OPS["minimum"])
+@gradient(ops.minimum)
 def _minimum_grad(op, g):
     x, y = op.inputs
     return _select_grads(op, g, less_equal(x, y))
 
 
-@gradient(OPS["select"])
+@gradient(ops.select)
 def _select_grad(op, g):
     c, x, y = op.inputs
     zeros = fill_ops.zeros_like(g)
@@ -201,19 +201,19 @@ def _spread(t, x):
     return t * fill_ops.ones_like(x)
 
 
-@gradient(OPS["reduce_sum"])
+@gradient(ops.reduce_sum)
 def _reduce_sum_grad(op, g):
     return _spread(_keepdims(op, g), op.inputs[0])
 
 
-@gradient(OPS["reduce_mean"])
+@gradient(ops.reduce_mean)
 def _reduce_mean_grad(op, g):
     x, z = op.inputs[0], op.outputs[0]
     count = cast(shape_ops.size(x), g.dtype) / cast(shape_ops.size(z), g.dtype)
     return _spread(_keepdims(op, g), x) / count
 
 
-@gradient(OPS["reduce_prod"])
+@gradient(ops.reduce_prod)
 def _reduce_prod_grad(op, g):
     # Zero-safe: the product of the others is prod/x_i without zeros, prod of the non-zeros at the only zero,
     # and 0 where the group has another zero.
@@ -239,13 +239,13 @@ def _extreme_grad(op, g):
     return hit / count * _keepdims(op, g)
 
 
-gradient(OPS["reduce_max"])(_extreme_grad)
-gradient(OPS["reduce_min"])(_extreme_grad)
+gradient(ops.reduce_max)(_extreme_grad)
+gradient(ops.reduce_min)(_extreme_grad)
 
 
 # matmul ------------------------------------------------------------------------------------------------
 
-@gradient(OPS["matmul"])
+@gradient(ops.matmul)
 def _matmul_grad(op, g):
     a, b = op.inputs
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]

@@ -1,6 +1,6 @@
 """Gradients of the neural-network ops (conv2d), written with tfn ops: both are convolutions themselves."""
+from tfn.dialects import ops
 from tfn.dialects.ops_conv import out_size, same_pads
-from tfn.dialects.optable import OPS
 from tfn.gradients.registry import gradient
 from tfn.nn import conv2d
 from tfn.ops import array_ops, fill_ops
@@ -40,7 +40,7 @@ def _spatial(x, w, attrs, i):
     return before, after, out, (k - 1) * d + 1
 
 
-@gradient(OPS["conv2d"])
+@gradient(ops.conv2d)
 def _conv2d_grad(op, g):
     x, w = op.inputs
     attrs = op.attrs
