@@ -16,25 +16,37 @@ from tfn.gradients.tape import GradientTape, UnconnectedGradients, _Entry
 
 def traced(g, pred, true_fn, false_fn, build, cond):
     """`build()` (the forward scf.if of tfn.cond), recorded with a differentiable backward when it can be."""
-    tapes = [t for t in recording.tapes_here() if t._here()]
-    marks = {id(t): len(t._entries) for t in tapes}
+    result, state, marks = build_watched(g, build)
+    leaves = nest.flatten(result)
+    positions = [i for i, x in enumerate(leaves) if isinstance(x, TensorBase)]
+    for tape, inside, opaque in recorded_here(marks, [leaves[i] for i in positions]):
+        candidates = _outer_inputs(tape, inside, opaque.inputs)
+        backward = functools.partial(_backward, g, pred, (true_fn, false_fn), positions, candidates, state, cond)
+        tape._entries[-1] = _Entry(candidates, opaque.outputs, backward, opaque.location)
+    return result
+
+
+def build_watched(g, build):
+    """Run `build()`, which makes a control-flow construct; returns (its result, g.state before it, (tape, its
+    entry count before) per tape recording here). The list is empty when the construct had effects (a callback,
+    a variable written — a variable first read inside enters the state as its input, which is no write): those
+    keep the construct's opaque entry, and a gradient through it raises."""
+    marks = [(t, len(t._entries)) for t in recording.tapes_here() if t._here()]
     n_callbacks, state = len(g.callbacks), dict(g.state)
     result = build()
     if len(g.callbacks) != n_callbacks or any(v is not state.get(k, g.captured_input(k)) for k, v in g.state.items()):
-        return result  # (a variable first read in a branch enters the state as its input: not a write)
-    leaves = nest.flatten(result)
-    positions = [i for i, x in enumerate(leaves) if isinstance(x, TensorBase)]
-    made = {id(leaves[i]) for i in positions}
-    for tape in tapes:
+        return result, state, []
+    return result, state, marks
+
+
+def recorded_here(marks, outputs):
+    """(tape, its entries made inside the construct, the construct's opaque entry) for each tape of `marks` whose
+    last entry is the construct that made `outputs` (control flow records it last, if the tape saw it)."""
+    made = {id(o) for o in outputs}
+    for tape, mark in marks:
         entries = tape._entries
-        if len(entries) <= marks[id(tape)] or not any(id(o) in made for o in entries[-1].outputs):
-            continue  # (the last entry is the one control flow recorded for this cond, if the tape saw it)
-        opaque = entries[-1]
-        inside = entries[marks[id(tape)]:-1]
-        candidates = _outer_inputs(tape, inside, opaque.inputs)
-        backward = functools.partial(_backward, g, pred, (true_fn, false_fn), positions, candidates, state, cond)
-        entries[-1] = _Entry(candidates, opaque.outputs, backward, opaque.location)
-    return result
+        if len(entries) > mark and any(id(o) in made for o in entries[-1].outputs):
+            yield tape, entries[mark:-1], entries[-1]
 
 
 def _outer_inputs(tape, inside, yielded):

@@ -15,8 +15,7 @@ import numpy as np
 
 from tfn import nest
 from tfn.core.tensor import TensorBase, convert_to_tensor
-from tfn.gradients import recording
-from tfn.gradients.cond_gradient import _outer_inputs
+from tfn.gradients.cond_gradient import _outer_inputs, build_watched, recorded_here
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, _Entry
 from tfn.ops import fill_ops, math_ops
 from tfn.ops.tensor_array import TensorArray
@@ -25,12 +24,7 @@ from tfn.state.variables import Variable
 
 def traced(g, cond_fn, body_fn, loop_vars, build, while_loop):
     """`build()` (the forward scf.while), recorded with a differentiable backward when it can be."""
-    tapes = [t for t in recording.tapes_here() if t._here()]
-    marks = {id(t): len(t._entries) for t in tapes}
-    n_callbacks, state = len(g.callbacks), dict(g.state)
-    result = build()
-    if len(g.callbacks) != n_callbacks or any(v is not state.get(k, g.captured_input(k)) for k, v in g.state.items()):
-        return result
+    result, state, marks = build_watched(g, build)
     if not all(isinstance(x, (TensorBase, bool, int, float, np.generic)) for x in loop_vars):
         return result  # (TensorArrays, nested structures: not yet)
     inits = [x if isinstance(x, TensorBase) else convert_to_tensor(x) for x in loop_vars]  # (as the loop did)
@@ -38,16 +32,11 @@ def traced(g, cond_fn, body_fn, loop_vars, build, while_loop):
     if len(outs) != len(inits) or not all(isinstance(y, TensorBase) and x._shape == y._shape and None not in x._shape
                                           for x, y in zip(inits, outs)):
         return result
-    made = {id(o) for o in outs}
-    for tape in tapes:
-        entries = tape._entries
-        if len(entries) <= marks[id(tape)] or not any(id(o) in made for o in entries[-1].outputs):
-            continue
-        opaque = entries[-1]
-        extra = _outer_inputs(tape, entries[marks[id(tape)]:-1], ())  # what the body and condition use
+    for tape, inside, opaque in recorded_here(marks, outs):
+        extra = _outer_inputs(tape, inside, ())  # what the body and condition use
         # (a value both a loop variable's start and used in the body is an input twice: its gradients add up)
         backward = functools.partial(_backward, g, cond_fn, body_fn, inits, extra, state, while_loop)
-        entries[-1] = _Entry(inits + extra, opaque.outputs, backward, opaque.location)
+        tape._entries[-1] = _Entry(inits + extra, opaque.outputs, backward, opaque.location)
     return result
 
 

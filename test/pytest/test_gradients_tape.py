@@ -7,17 +7,6 @@ import pytest
 import tfn
 
 
-def test_guide_gradient_through_a_function_call():
-    @tfn.function
-    def add(a, b):
-        return a + b
-
-    v = tfn.Variable(1.0)
-    with tfn.GradientTape() as tape:
-        result = add(v, 1.0)
-    assert repr(tape.gradient(result, v)) == "<tfn.Tensor: shape=(), dtype=float32, numpy=1.0>"
-
-
 def test_call_is_one_recorded_op_with_a_compiled_backward():
     w = tfn.Variable([[1.0, -2.0], [0.5, 3.0]])
 
