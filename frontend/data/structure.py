@@ -43,18 +43,27 @@ def pack_numpy(spec, arrays):
 
 
 def flat_arrays(spec, value, what):
-    """A user value (tensors, arrays, Python values) as the flat tuple of arrays of an element of `spec`."""
-    specs = nest.flatten(spec)
-    try:
-        leaves = nest.flatten(value) if nest.is_nested(spec) else [value]
-        nest.assert_same_structure(spec, nest.pack_sequence_as(spec, leaves), check_types=False)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"{what} returned {value!r}, which does not match the element structure {spec!r}: {e}") \
-            from None
-    if len(leaves) != len(specs):
-        raise TypeError(f"{what} returned {len(leaves)} values, but the element structure {spec!r} has "
-                        f"{len(specs)}")
-    return tuple(_array(v, s, what) for v, s in zip(leaves, specs))
+    """A user value (tensors, arrays, Python values) as the flat tuple of arrays of an element of `spec`; the
+    spec's structure decides what is a leaf (a Python list there is one tensor)."""
+    out = []
+    _walk(spec, value, what, out)
+    return tuple(out)
+
+
+def _walk(spec, value, what, out):
+    if isinstance(spec, TensorSpec):
+        out.append(_array(value, spec, what))
+        return
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or nest.sorted_keys(value) != nest.sorted_keys(spec):
+            raise TypeError(f"{what} returned {value!r}, which does not match the element structure {spec!r}")
+        for k in nest.sorted_keys(spec):
+            _walk(spec[k], value[k], what, out)
+        return
+    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+        raise TypeError(f"{what} returned {value!r}, which does not match the element structure {spec!r}")
+    for s, v in zip(spec, value):
+        _walk(s, v, what, out)
 
 
 def _array(value, spec, what):
