@@ -393,7 +393,10 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, l
 
 def _dataset_for(ds, extra_test, body, get_state, set_state, names, opts, where, loop_local):
     """Loop over a tfn.data dataset: one scf.while on the dataset's own counter (frontend/data/staging.py)."""
-    k0, has_next, advance = ds._tfn_staged_iteration()
+    try:
+        k0, has_next, advance = ds._tfn_staged_iteration()
+    except (NotImplementedError, ValueError) as e:  # the dataset cannot be looped over here: say where
+        raise type(e)(with_excerpt(f"{e}\n  in the `for` loop at {_at(where)}", where)) from None
     _staged_loop(lambda k: _and_extra(has_next(k), extra_test), body, get_state, set_state, names, opts, where,
                  (k0, advance), loop_local)
 

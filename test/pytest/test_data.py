@@ -362,3 +362,31 @@ def test_user_errors():
         tf.data.Dataset.from_generator(lambda: [1])
     with pytest.raises(ValueError, match="incompatible"):
         rows(tf.data.Dataset.from_generator(lambda: [[1, 2]], output_signature=tf.TensorSpec((3,), tf.int32)))
+
+
+def test_a_dataset_that_compiled_code_cannot_index_names_the_users_loop():
+    @tf.function
+    def f(x):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0):
+            s += v
+        return s
+    with pytest.raises(NotImplementedError, match=r"pass it in as an argument(.|\n)*test_data.py:\d+") as info:
+        f(tf.constant(X))
+    assert "for v in tf.data.Dataset" in str(info.value)
+
+
+def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
+    ds = tf.data.Dataset.from_tensor_slices(Y).map(lambda y: y * 3)
+
+    @tf.function
+    def f():
+        s = tf.constant(0)
+        for v in ds:
+            s = s * 2 + v
+        return s, ds.reduce(tf.constant(0), lambda acc, w: acc + w)
+    expected = 0
+    for v in Y * 3:
+        expected = expected * 2 + int(v)
+    s, r = f()
+    assert int(s) == expected and int(r) == int(np.sum(Y * 3))
