@@ -16,6 +16,7 @@ from tfn.core import graph as graph_mod
 from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor
 from tfn.data import structure
 from tfn.data.handles import lookup
+from tfn.dialects import optable
 from tfn.dialects.abi import declare_site
 from tfn.dialects.errors import OutOfRangeError
 from tfn.dialects.types import TensorType
@@ -130,14 +131,57 @@ def _zip(g, ds):
 
 
 def _map(g, ds):
-    n, pget, _ = _index(g, ds._parent)
+    n, pget, pslice = _index(g, ds._parent)
     pspec = ds._parent.element_spec
 
-    def get(k):
-        out = ds._fn(*structure.as_args(structure.pack_like(pspec, pget(k))))
+    def apply(flat):
+        out = ds._fn(*structure.as_args(structure.pack_like(pspec, flat)))
         return [g.as_symbolic(convert_to_tensor(v, s.dtype)) if not is_tensor(v) else v
                 for v, s in zip(nest.flatten(out), nest.flatten(ds.element_spec))]
-    return n, get, None
+    window = None
+    if pslice is not None and elementwise(ds._fn, pspec):  # map then batch: the function runs once per batch
+        def window(a, b):
+            return apply(pslice(a, b))
+    return n, lambda k: apply(pget(k)), window
+
+
+_ELEMENTWISE_MODULE = "tfn.dialects.ops_elementwise"
+
+
+def elementwise(fn, spec):
+    """Whether the tfn.function `fn` on elements of `spec` (all scalars) is elementwise: traced on vectors of
+    them it computes the same ops, each elementwise, on scalar constants only, so it maps a batch to the batch of
+    its results. Then compiled code applies it to a whole batch at once."""
+    specs = nest.flatten(spec)
+    if any(s.shape.rank != 0 for s in specs):
+        return False
+    try:
+        scalar = fn.get_concrete_function(*structure.as_args(spec))
+        vector = fn.get_concrete_function(*structure.as_args(structure.batched(spec, None)))
+    except (TypeError, ValueError, NotImplementedError):  # the function does not take vectors
+        return False
+    ops = _elementwise_ops(scalar.graph, len(specs))
+    return ops is not None and ops == _elementwise_ops(vector.graph, len(specs))
+
+
+def _elementwise_ops(graph, n_inputs):
+    """The names of a trace's ops when all are elementwise (or scalar constants) and it has no state, else None."""
+    if graph.callbacks or graph.writebacks or len(graph.block.arguments) != n_inputs:
+        return None
+    names = []
+    for op in graph.block.operations:
+        name = op.operation.name
+        if name == "func.return":
+            continue
+        if name == "tfn.constant":
+            if TensorType.from_mlir(op.results[0].type).rank != 0:
+                return None
+        else:
+            opdef = optable.OPS.get(name[len("tfn."):]) if name.startswith("tfn.") else None
+            if opdef is None or getattr(opdef.kernel, "__module__", None) != _ELEMENTWISE_MODULE:
+                return None
+        names.append(name)
+    return names
 
 
 def _batch(g, ds):

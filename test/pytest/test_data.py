@@ -202,6 +202,10 @@ def test_chain_against_numpy():
     ("batch", lambda d: d.batch(3), [X[0:3], X[3:6], X[6:9], X[9:]]),
     ("batch_drop", lambda d: d.batch(4, drop_remainder=True), [X[0:4], X[4:8]]),
     ("map_batch", lambda d: d.map(lambda x: x + 1).batch(4), [X[0:4] + 1, X[4:8] + 1, X[8:] + 1]),
+    ("map_batch_per_element", lambda d: d.map(lambda x: x - tf.reduce_sum(x) + x * x).batch(4),
+     [X[0:4] ** 2, X[4:8] ** 2, X[8:] ** 2]),
+    ("map_where_batch", lambda d: d.skip(1).map(lambda x: tf.where(x > 4.0, x, -x)).batch(3, drop_remainder=True),
+     [np.where(X[i:i + 3] > 4.0, X[i:i + 3], -X[i:i + 3]) for i in (1, 4, 7)]),
     ("take_skip", lambda d: d.skip(2).take(5), X[2:7]),
     ("repeat", lambda d: d.take(3).repeat(2), np.tile(X[:3], 2)),
     ("zip", lambda d: tf.data.Dataset.zip((d, d.skip(4))).map(lambda a, b: a - b), X[:6] - X[4:]),
@@ -223,6 +227,25 @@ def test_in_memory_pipelines_are_indexed_by_compiled_code_others_call_back():
     assert folded.get_concrete_function(in_memory).graph.callbacks == []
     pulled = tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 1.0)
     assert len(folded.get_concrete_function(pulled).graph.callbacks) == 3  # start, has_next, get_next
+
+
+def test_an_elementwise_map_runs_once_per_batch():
+    from tfn.data import staging
+    scalar = tf.TensorSpec((), tf.float32)
+    assert staging.elementwise(tf.function(lambda x: tf.where(x > 1.0, x * 2.0, tf.exp(x))), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x - tf.reduce_sum(x)), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x + tf.constant([1.0, 2.0])), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x + 1.0), tf.TensorSpec((2,), tf.float32))
+
+    def loops_in_loop(ds):
+        """How many loops the trace's one top-level loop holds, itself included."""
+        loops = [op for op in folded.get_concrete_function(ds).graph.block.operations
+                 if op.operation.name == "scf.while"]
+        assert len(loops) == 1
+        return str(loops[0]).count("scf.while")
+    src = tf.data.Dataset.from_tensor_slices(X)
+    assert loops_in_loop(src.map(lambda x: x * 3.0).batch(4)) == 1
+    assert loops_in_loop(src.map(lambda x: x - tf.reduce_sum(x)).batch(4)) == 2  # one element at a time
 
 
 def test_for_over_dataset_built_in_the_function_from_its_arguments():
