@@ -568,6 +568,44 @@ def case_trace(fws, cfg):
     return rows
 
 
+def _pipeline_consumer(ns, data):
+    """A compiled function summing the batches of from_tensor_slices(x).map(f).batch(256), and its dataset."""
+    ds = ns.data.Dataset.from_tensor_slices(data).map(lambda v: v * 2.0 + 1.0).batch(256)
+
+    def consume(d):
+        s = ns.constant(0.0)
+        for b in d:
+            s += ns.reduce_sum(b)
+        return s
+    return ns.function(consume), ds
+
+
+def _numpy_batches(x):
+    s = np.float32(0.0)
+    for i in range(0, len(x), 256):
+        s += np.sum(x[i:i + 256] * np.float32(2.0) + np.float32(1.0))
+    return s
+
+
+def case_data(fws, cfg):
+    """(i) a dataset loop: 1,000,000 elements of from_tensor_slices(x).map(f).batch(256) in a compiled function."""
+    x = rand(1_000_000)
+    t = {}
+    fn, ds = _pipeline_consumer(tfn, tfn.constant(x))
+    t["tfn compiled"] = median_time(lambda: fn(ds), cfg)
+    t["NumPy"] = median_time(lambda: _numpy_batches(x), cfg)
+    tf_fw = next((fw for fw in fws if fw.name == "TF function"), None)
+    if tf_fw is not None:
+        time.sleep(SETTLE_S)
+        tf_fn, tf_ds = _pipeline_consumer(tf_fw.ns, x)
+        t["TF function"] = median_time(lambda: tf_fn(tf_ds), cfg)
+    rate = 1e6 / t["tfn compiled"] / 1e6
+    s = _speedup(t, over="TF function")
+    met = None if s is None else s >= 2.0
+    note = f"{rate:.1f} M elements/s" + ("" if tf_fw is not None else "; TensorFlow not installed")
+    return [row("(i) dataset map+batch(256), 1M f32", "ms", t, "tfn >= 2x TF tf.data", met, s, note)]
+
+
 # ---- output -----------------------------------------------------------------------------------------------------
 
 SCALE = {"us": 1e6, "ms": 1e3}
@@ -624,7 +662,7 @@ def main(argv=None):
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
-                 case_trace, case_training):
+                 case_trace, case_training, case_data):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue

@@ -56,6 +56,6 @@ def speed():
 
 run_section("basics.py")
 speed()
-for name in ["tracing.py", "tracing_extras.py", "autograph.py", "control_flow.py", "print_and_py_function.py",
-             "variables.py", "gradients.py"]:
+for name in ["tracing.py", "tracing_extras.py", "autograph.py", "control_flow.py", "data.py",
+             "print_and_py_function.py", "variables.py", "gradients.py"]:
     run_section(name)

@@ -6,6 +6,7 @@ of the public names are imported below.
 from tfn import (  # noqa: F401
     autograph,
     config,
+    data,
     dtypes,
     errors,
     linalg,

@@ -345,6 +345,9 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
     if graph_mod.current() is not None and isinstance(iter_, TensorBase):
         _tensor_for(iter_, extra_test, body, get_state, set_state, names, opts, where, loop_local)
         return
+    if graph_mod.current() is not None and hasattr(iter_, "_tfn_staged_iteration"):
+        _dataset_for(iter_, extra_test, body, get_state, set_state, names, opts, where, loop_local)
+        return
     it = iter(iter_)
     n = 0
     while True:
@@ -393,6 +396,16 @@ def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, l
     counter = (_symbolic(convert_to_tensor(0)), lambda k: (x[k], k + 1))
     _staged_loop(lambda k: _and_extra(math_ops.less(k, n), extra_test), body, get_state, set_state, names, opts,
                  where, counter, loop_local)
+
+
+def _dataset_for(ds, extra_test, body, get_state, set_state, names, opts, where, loop_local):
+    """Loop over a tfn.data dataset: one scf.while on the dataset's own counter (frontend/data/staging.py)."""
+    try:
+        k0, has_next, advance = ds._tfn_staged_iteration()
+    except (NotImplementedError, ValueError) as e:  # the dataset cannot be looped over here: say where
+        raise type(e)(with_excerpt(f"{e}\n  in the `for` loop at {_at(where)}", where)) from None
+    _staged_loop(lambda k: _and_extra(has_next(k), extra_test), body, get_state, set_state, names, opts, where,
+                 (k0, advance), loop_local)
 
 
 def _and_extra(c, extra_test):

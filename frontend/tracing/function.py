@@ -55,7 +55,7 @@ class ConcreteFunction:
         self._arg_positions = [i for i, t in enumerate(flat_types) if isinstance(t, TensorSpec)]
         self._arg_specs = [flat_types[i] for i in self._arg_positions]
         self._leaf_params = all(len(trace_type.leaves(t)) == 1 and type(t) not in (trace_type.Seq, trace_type.Mapping)
-                                for _, _, t in function_type.params)
+                                and not trace_type.is_composite(t) for _, _, t in function_type.params)
         self._param_index = {n: i for i, (n, _, _) in enumerate(function_type.params)}
         self._out_structure = out_structure
         self._out_leaves = out_leaves  # per output leaf: ("result", i) | ("const", value)

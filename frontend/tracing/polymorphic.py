@@ -109,7 +109,9 @@ class PolymorphicFunction:
         """`(concrete, aligned)` for a new call key: aligned when the values' structure is the trace's."""
         call_type = self._call_type(args, kwargs)
         concrete = self._concrete_for(call_type, args, kwargs)
-        return concrete, call_type.is_subtype_of(concrete.function_type)
+        # A dataset or iterator passes tensors of its own: those calls bind through the trace's types.
+        composite = any(trace_type.has_composites(t) for _, _, t in call_type.params)
+        return concrete, call_type.is_subtype_of(concrete.function_type) and not composite
 
     def _concrete_for(self, call_type, args, kwargs):
         """The most specific existing trace this call fits, or a new trace (generalized if reduce_retracing)."""

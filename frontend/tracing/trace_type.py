@@ -243,8 +243,25 @@ def supertype_of_all(a, others):
     return a if all(a == o for o in others) else a.most_specific_common_supertype(others)
 
 
+def is_composite(t):
+    """Whether `t` is a type whose values pass tensors of their own (`flatten`: a dataset's, an iterator's)."""
+    flatten = getattr(type(t), "flatten", TraceType.flatten)  # duck-typed trace types may lack it
+    return flatten is not TraceType.flatten and bool(t.flatten())
+
+
+def has_composites(t):
+    """Whether `t` or a type nested in it is composite."""
+    if type(t) is Seq:
+        return any(has_composites(x) for x in t.items)
+    if type(t) is Mapping:
+        return any(has_composites(x) for _, x in t.items)
+    return is_composite(t)
+
+
 def leaves(t):
-    """The leaf types of `t` in `nest.flatten` order."""
+    """The leaf types of `t` in `nest.flatten` order (a composite type's tensors' types in its place)."""
+    if is_composite(t):
+        return list(t.flatten())
     if type(t) is Seq:
         return [leaf for item in t.items for leaf in leaves(item)]
     if type(t) is Mapping:
@@ -261,6 +278,8 @@ def placeholder(t, make_tensor, graph=None):
         return t.cls(*items) if hasattr(t.cls, "_fields") else t.cls(items)
     if type(t) is Mapping:
         return nest.mapping_like(t.cls, [(k, placeholder(x, make_tensor, graph)) for k, x in t.items])
+    if is_composite(t):
+        return t.from_tensors(iter([make_tensor(s) for s in t.flatten()]))
     return t.placeholder_value(PlaceholderContext(graph))
 
 
@@ -330,6 +349,8 @@ def cast(t, x, arrays):
             cast(item, x[k], arrays)
     elif not is_subtype(of(x), t):
         raise CastError(f"Can not cast {x!r} to {t!r}", False)
+    elif is_composite(t):
+        arrays.extend(_tensor_array(s, v) for s, v in zip(t.flatten(), t.to_tensors(x)))
 
 
 def bind_or_fallback(name, ftype, error, args, kwargs):

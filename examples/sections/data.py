@@ -1,0 +1,68 @@
+"""The guide's tf.data parts, run by tfn: a loop over a dataset compiles to one loop, whatever the data's size,
+and a tf.data.Iterator passed to a function advances at every call."""
+from common import section
+
+import tfn as tf
+
+section("Looping over Python data: Python lists unroll, datasets do not")
+
+
+def measure_graph_size(f, *args):
+    g = f.get_concrete_function(*args).graph
+    print("{}({}) contains {} nodes in its graph".format(
+        f.__name__, ', '.join(map(str, args)), len(g.as_graph_def().node)))
+
+
+@tf.function
+def train(dataset):
+    loss = tf.constant(0)
+    for x, y in dataset:
+        loss += tf.abs(y - x)  # Some dummy computation.
+    return loss
+
+
+small_data = [(1, 1)] * 3
+big_data = [(1, 1)] * 10
+measure_graph_size(train, small_data)
+measure_graph_size(train, big_data)
+
+measure_graph_size(train, tf.data.Dataset.from_generator(
+    lambda: small_data, (tf.int32, tf.int32)))
+measure_graph_size(train, tf.data.Dataset.from_generator(
+    lambda: big_data, (tf.int32, tf.int32)))
+
+# tfn computes the Python numbers of the lists above while tracing, so nothing is left in their graphs; with
+# tensors in the list, the unrolling shows: the graph grows with the list.
+train_on_tensors = tf.function(train.python_function)
+for n in (3, 10):
+    g = train_on_tensors.get_concrete_function([(tf.constant(1), tf.constant(1))] * n).graph
+    print(f"train({n} pairs of tensors) contains {len(g.as_graph_def().node)} nodes in its graph")
+
+section("Using Python iterators and generators: a Python iterator advances only while tracing")
+
+
+@tf.function
+def buggy_consume_next(iterator):
+    tf.print("Value:", next(iterator))
+
+
+iterator = iter([1, 2, 3])
+buggy_consume_next(iterator)
+# This reuses the first value from the iterator, rather than consuming the next value.
+buggy_consume_next(iterator)
+buggy_consume_next(iterator)
+
+section("Using Python iterators and generators: a tf.data.Iterator advances at every call")
+
+
+@tf.function
+def good_consume_next(iterator):
+    # This is ok, iterator is a tf.data.Iterator
+    tf.print("Value:", next(iterator))
+
+
+ds = tf.data.Dataset.from_tensor_slices([1, 2, 3])
+iterator = iter(ds)
+good_consume_next(iterator)
+good_consume_next(iterator)
+good_consume_next(iterator)

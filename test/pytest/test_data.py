@@ -1,0 +1,415 @@
+"""tfn.data: each transformation and chains of them against NumPy, eagerly and looped over in a tfn.function;
+the loop's size independent of the data; iterators as arguments; datasets as trace types; generator errors."""
+import threading
+
+import numpy as np
+import pytest
+
+import tfn as tf
+
+# The tests trace one function for many pipelines on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::tfn.tracing.polymorphic.RetracingWarning")
+
+X = np.arange(10, dtype=np.float32) * 1.5
+Y = np.arange(10, dtype=np.int32)
+
+
+def rows(ds):
+    """The elements as NumPy structures."""
+    return list(ds.as_numpy_iterator())
+
+
+def assert_rows(ds, expected):
+    got = rows(ds)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        for a, b in zip(tf.nest.flatten(g), tf.nest.flatten(e)):
+            np.testing.assert_array_equal(a, b)
+
+
+def fold(values):
+    """An order-sensitive summary of a sequence of arrays (as `folded` computes it in a trace)."""
+    acc = 0.0
+    for v in values:
+        acc = acc * 1.5 + float(np.sum(np.asarray(v, np.float64)))
+    return acc
+
+
+@tf.function
+def folded(ds):
+    acc = tf.constant(0.0, tf.float64)
+    for x in ds:
+        acc = acc * 1.5 + tf.reduce_sum(tf.cast(x, tf.float64))
+    return acc
+
+
+def check_compiled(ds, expected):
+    np.testing.assert_allclose(folded(ds).numpy(), fold(expected), rtol=1e-12)
+
+
+# --- sources -----------------------------------------------------------------------------------------------------
+
+def test_from_tensor_slices_yields_rows_as_tensors_and_stops():
+    ds = tf.data.Dataset.from_tensor_slices(X)
+    it = iter(ds)
+    first = next(it)
+    assert isinstance(first, tf.Tensor) and first.shape == () and first.dtype == tf.float32
+    assert [float(x) for x in [first] + list(it)] == X.tolist()
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_nested_elements_tuples_and_dicts():
+    ds = tf.data.Dataset.from_tensor_slices((X, {"b": Y, "a": Y * 2}))
+    assert_rows(ds, [(x, {"a": y * 2, "b": y}) for x, y in zip(X, Y)])
+    x, d = next(iter(ds))
+    assert isinstance(d, dict) and sorted(d) == ["a", "b"]
+
+
+def test_from_tensors_range_and_generator():
+    assert_rows(tf.data.Dataset.from_tensors(X), [X])
+    assert_rows(tf.data.Dataset.range(3, 17, 4), list(range(3, 17, 4)))
+    assert tf.data.Dataset.range(5).element_spec == tf.TensorSpec((), tf.int64)
+    gen = tf.data.Dataset.from_generator(lambda: ((i, [i] * i) for i in range(4)),
+                                         output_signature=(tf.TensorSpec((), tf.int32),
+                                                           tf.TensorSpec((None,), tf.int32)))
+    assert_rows(gen, [(i, [i] * i) for i in range(4)])
+
+
+def test_reprs_name_tf_classes():
+    ds = tf.data.Dataset.from_tensor_slices([1, 2, 3])
+    assert repr(ds) == "<_TensorSliceDataset element_spec=TensorSpec(shape=(), dtype=tfn.int32, name=None)>"
+    gen = tf.data.Dataset.from_generator(lambda: [(1, 1)], (tf.int32, tf.int32))
+    assert repr(gen).startswith("<_FlatMapDataset element_spec=(TensorSpec(shape=<unknown>, dtype=tfn.int32")
+    assert repr(ds.map(lambda x: x)).startswith("<_MapDataset ")
+    assert repr(ds.batch(2)).startswith("<_BatchDataset element_spec=TensorSpec(shape=(None,)")
+    assert repr(ds.batch(2, drop_remainder=True)).startswith("<_BatchDataset element_spec=TensorSpec(shape=(2,)")
+    assert repr(ds.enumerate()).startswith("<_ZipDataset ")
+    for t in ("filter", "shuffle", "repeat", "take", "skip", "cache", "prefetch", "unbatch"):
+        d = {"filter": lambda: ds.filter(lambda x: x > 1), "shuffle": lambda: ds.shuffle(2),
+             "repeat": lambda: ds.repeat(2), "take": lambda: ds.take(1), "skip": lambda: ds.skip(1),
+             "cache": lambda: ds.cache(), "prefetch": lambda: ds.prefetch(1),
+             "unbatch": lambda: ds.batch(2).unbatch()}[t]()
+        assert type(d).__name__ == "_" + t.capitalize() + "Dataset"
+
+
+# --- transformations against NumPy --------------------------------------------------------------------------------
+
+def test_map_is_traced_once():
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x * 2 + 1
+    ds = tf.data.Dataset.from_tensor_slices(X).map(f)
+    assert_rows(ds, X * 2 + 1)
+    assert_rows(ds, X * 2 + 1)
+    assert len(traces) == 1
+
+
+def test_map_unpacks_tuples_and_changes_structure():
+    ds = tf.data.Dataset.from_tensor_slices((X, Y)).map(lambda x, y: {"s": x + tf.cast(y, tf.float32)})
+    assert ds.element_spec == {"s": tf.TensorSpec((), tf.float32)}
+    assert_rows(ds, [{"s": x + y} for x, y in zip(X, Y)])
+
+
+def test_filter_batch_unbatch():
+    ds = tf.data.Dataset.from_tensor_slices(Y)
+    assert_rows(ds.filter(lambda y: y % 3 == 0), Y[Y % 3 == 0])
+    assert_rows(ds.batch(4), [Y[0:4], Y[4:8], Y[8:10]])
+    assert_rows(ds.batch(4, drop_remainder=True), [Y[0:4], Y[4:8]])
+    assert_rows(ds.batch(4).unbatch(), Y)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot batch tensors with different shapes"):
+        rows(tf.data.Dataset.from_generator(lambda: [[1], [1, 2]], output_signature=tf.TensorSpec([None], tf.int32))
+             .batch(2))
+
+
+def test_repeat_take_skip_enumerate_zip():
+    ds = tf.data.Dataset.from_tensor_slices(Y)
+    assert_rows(ds.repeat(3), np.tile(Y, 3))
+    assert_rows(ds.repeat().take(25), np.tile(Y, 3)[:25])
+    assert_rows(ds.take(4), Y[:4])
+    assert_rows(ds.take(-1), Y)
+    assert_rows(ds.skip(7), Y[7:])
+    assert_rows(ds.skip(-1), [])
+    assert_rows(ds.enumerate(start=5), list(zip(range(5, 15), Y)))
+    assert_rows(tf.data.Dataset.zip((ds, ds.skip(3))), list(zip(Y, Y[3:])))
+    assert_rows(tf.data.Dataset.zip({"a": ds, "b": ds.map(lambda y: -y)}), [{"a": y, "b": -y} for y in Y])
+
+
+def test_shuffle_is_a_seeded_permutation():
+    ds = tf.data.Dataset.from_tensor_slices(Y)
+    a = [int(v) for v in rows(ds.shuffle(4, seed=7))]
+    assert sorted(a) == Y.tolist() and a != Y.tolist()
+    assert [int(v) for v in rows(ds.shuffle(4, seed=7))] == a
+    assert [int(v) for v in rows(ds.shuffle(1, seed=7))] == Y.tolist()  # a buffer of 1 keeps the order
+    # A buffer of size b can only put an element at most b - 1 places earlier.
+    assert all(pos >= v - 3 for pos, v in enumerate(a))
+    every = ds.shuffle(10, seed=3)
+    assert rows(every) != rows(every)  # reshuffled for each iteration
+    fixed = ds.shuffle(10, seed=3, reshuffle_each_iteration=False)
+    np.testing.assert_array_equal(rows(fixed), rows(fixed))
+
+
+def test_cache_runs_its_input_once():
+    calls = []
+
+    def gen():
+        calls.append(1)
+        yield from range(4)
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int64)).cache()
+    assert_rows(ds, range(4))
+    assert_rows(ds, range(4))
+    assert len(calls) == 1
+
+
+def test_prefetch_produces_on_a_background_thread():
+    threads = []
+
+    def gen():
+        for i in range(5):
+            threads.append(threading.current_thread().name)
+            yield i
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int32)).prefetch(2)
+    assert_rows(ds, range(5))
+    assert set(threads) == {"tfn.data.prefetch"}
+
+
+def test_reduce_cardinality_and_len():
+    ds = tf.data.Dataset.from_tensor_slices(X)
+    assert float(ds.reduce(tf.constant(0.0), lambda s, x: s + x)) == pytest.approx(float(X.sum()))
+    assert int(ds.cardinality()) == 10 and len(ds) == 10
+    assert int(ds.batch(3).cardinality()) == 4 and int(ds.batch(3, True).cardinality()) == 3
+    assert int(ds.repeat().cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert int(ds.filter(lambda x: x > 0).cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    with pytest.raises(TypeError, match="infinite"):
+        len(ds.repeat())
+
+
+def test_chain_against_numpy():
+    ds = (tf.data.Dataset.from_tensor_slices((X, Y)).map(lambda x, y: x * tf.cast(y, tf.float32))
+          .skip(1).batch(3).unbatch().filter(lambda v: v > 5.0).take(5).enumerate())
+    v = (X * Y)[1:]
+    v = v[v > 5.0][:5]
+    assert_rows(ds, list(enumerate(v)))
+
+
+# --- looping in a tfn.function ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, make, expected", [
+    ("slices", lambda d: d, X),
+    ("map", lambda d: d.map(lambda x: x * x), X * X),
+    ("batch", lambda d: d.batch(3), [X[0:3], X[3:6], X[6:9], X[9:]]),
+    ("batch_drop", lambda d: d.batch(4, drop_remainder=True), [X[0:4], X[4:8]]),
+    ("map_batch", lambda d: d.map(lambda x: x + 1).batch(4), [X[0:4] + 1, X[4:8] + 1, X[8:] + 1]),
+    ("map_batch_per_element", lambda d: d.map(lambda x: x - tf.reduce_sum(x) + x * x).batch(4),
+     [X[0:4] ** 2, X[4:8] ** 2, X[8:] ** 2]),
+    ("map_where_batch", lambda d: d.skip(1).map(lambda x: tf.where(x > 4.0, x, -x)).batch(3, drop_remainder=True),
+     [np.where(X[i:i + 3] > 4.0, X[i:i + 3], -X[i:i + 3]) for i in (1, 4, 7)]),
+    ("take_skip", lambda d: d.skip(2).take(5), X[2:7]),
+    ("repeat", lambda d: d.take(3).repeat(2), np.tile(X[:3], 2)),
+    ("zip", lambda d: tf.data.Dataset.zip((d, d.skip(4))).map(lambda a, b: a - b), X[:6] - X[4:]),
+    ("enumerate", lambda d: d.enumerate().map(lambda i, x: tf.cast(i, tf.float32) * x), np.arange(10) * X),
+    ("cache_prefetch", lambda d: d.cache().prefetch(2), X),
+    ("filter", lambda d: d.filter(lambda x: x > 4.0), X[X > 4.0]),
+    ("shuffle", lambda d: d.shuffle(3, seed=5, reshuffle_each_iteration=False), None),
+    ("unbatch", lambda d: d.batch(3).unbatch(), X),
+])
+def test_for_loop_in_function_matches_numpy(name, make, expected):
+    ds = make(tf.data.Dataset.from_tensor_slices(X))
+    if expected is None:
+        expected = [r for r in rows(ds)]
+    check_compiled(ds, expected)
+
+
+def test_in_memory_pipelines_are_indexed_by_compiled_code_others_call_back():
+    in_memory = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0).batch(3).skip(1).take(2)
+    assert folded.get_concrete_function(in_memory).graph.callbacks == []
+    pulled = tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 1.0)
+    assert len(folded.get_concrete_function(pulled).graph.callbacks) == 3  # start, has_next, get_next
+
+
+def test_an_elementwise_map_runs_once_per_batch():
+    from tfn.data import staging
+    scalar = tf.TensorSpec((), tf.float32)
+    assert staging.elementwise(tf.function(lambda x: tf.where(x > 1.0, x * 2.0, tf.exp(x))), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x - tf.reduce_sum(x)), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x + tf.constant([1.0, 2.0])), scalar)
+    assert not staging.elementwise(tf.function(lambda x: x + 1.0), tf.TensorSpec((2,), tf.float32))
+
+    def loops_in_loop(ds):
+        """How many loops the trace's one top-level loop holds, itself included."""
+        loops = [op for op in folded.get_concrete_function(ds).graph.block.operations
+                 if op.operation.name == "scf.while"]
+        assert len(loops) == 1
+        return str(loops[0]).count("scf.while")
+    src = tf.data.Dataset.from_tensor_slices(X)
+    assert loops_in_loop(src.map(lambda x: x * 3.0).batch(4)) == 1
+    assert loops_in_loop(src.map(lambda x: x - tf.reduce_sum(x)).batch(4)) == 2  # one element at a time
+
+
+def test_for_over_dataset_built_in_the_function_from_its_arguments():
+    @tf.function
+    def f(x):
+        s = tf.constant(0.0)
+        for b in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * 2.0).batch(4):
+            s = s * 2.0 + tf.reduce_sum(b)
+        return s
+    expected = 0.0
+    for b in (X[0:4], X[4:8], X[8:]):
+        expected = expected * 2.0 + float(np.sum(b * 2))
+    assert float(f(tf.constant(X))) == pytest.approx(expected)
+
+
+def test_range_and_generator_loops():
+    check_compiled(tf.data.Dataset.range(2, 40, 3), list(range(2, 40, 3)))
+    gen = tf.data.Dataset.from_generator(lambda: ([i, i + 1] for i in range(6)),
+                                         output_signature=tf.TensorSpec((2,), tf.int32))
+    check_compiled(gen, [[i, i + 1] for i in range(6)])
+
+
+def _nodes(fn, *args):
+    return len(fn.get_concrete_function(*args).graph.as_graph_def().node)
+
+
+def test_dataset_loops_do_not_grow_with_the_data_lists_do():
+    small, big = np.ones(3, np.float32), np.ones(10_000, np.float32)
+    assert _nodes(folded, tf.data.Dataset.from_tensor_slices(small)) == \
+        _nodes(folded, tf.data.Dataset.from_tensor_slices(big))
+    gen = [tf.data.Dataset.from_generator(lambda n=n: [(1, 1)] * n, (tf.int32, tf.int32)) for n in (3, 10_000)]
+
+    @tf.function
+    def train(dataset):
+        loss = tf.constant(0)
+        for x, y in dataset:
+            loss += tf.abs(y - x)
+        return loss
+    assert _nodes(train, gen[0]) == _nodes(train, gen[1])
+    assert int(train(gen[1])) == 0
+
+    @tf.function
+    def unrolled(xs, v):
+        loss = tf.constant(0.0)
+        for x in xs:
+            loss += tf.abs(v - x)
+        return loss
+    v = tf.constant(1.0)
+    assert _nodes(unrolled, [1.0] * 10, v) > _nodes(unrolled, [1.0] * 3, v)
+
+
+def test_datasets_with_the_same_spec_reuse_one_trace():
+    traces = []
+
+    @tf.function
+    def f(ds):
+        traces.append(1)
+        s = tf.constant(0.0)
+        for x in ds:
+            s += x
+        return s
+    assert float(f(tf.data.Dataset.from_tensor_slices(X))) == pytest.approx(float(X.sum()))
+    assert float(f(tf.data.Dataset.from_tensor_slices(X[:3]))) == pytest.approx(float(X[:3].sum()))
+    assert len(traces) == 1
+    spec = tf.TensorSpec((), tf.float32)
+    g1 = tf.data.Dataset.from_generator(lambda: [1.0, 2.0], output_signature=spec)
+    g2 = tf.data.Dataset.from_generator(lambda: [5.0], output_signature=spec)
+    assert float(f(g1)) == 3.0 and float(f(g2)) == 5.0
+    assert len(traces) == 2
+
+
+# --- iterators ----------------------------------------------------------------------------------------------------
+
+def test_next_on_an_iterator_argument_advances_at_every_call():
+    @tf.function
+    def consume(iterator):
+        return next(iterator)
+    it = iter(tf.data.Dataset.from_tensor_slices([1, 2, 3]))
+    assert [int(consume(it)) for _ in range(3)] == [1, 2, 3]
+    with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+        consume(it)
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_get_next_and_optional():
+    it = iter(tf.data.Dataset.from_tensor_slices([7]))
+    opt = it.get_next_as_optional()
+    assert bool(opt.has_value()) and int(opt.get_value()) == 7
+    assert not bool(it.get_next_as_optional().has_value())
+    with pytest.raises(tf.errors.OutOfRangeError):
+        it.get_next()
+
+    @tf.function
+    def maybe(iterator):
+        o = iterator.get_next_as_optional()
+        return o.has_value(), o.get_value()
+    it = iter(tf.data.Dataset.from_tensor_slices([4, 5]))
+    assert [(bool(h), int(v)) for h, v in (maybe(it), maybe(it))] == [(True, 4), (True, 5)]
+    assert not bool(maybe(it)[0])
+
+
+# --- errors -------------------------------------------------------------------------------------------------------
+
+def _failing():
+    yield 1
+    yield 2
+    raise KeyError("bad record")  # the user's line
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_a_generator_error_surfaces_after_the_elements_before_it(prefetch):
+    ds = tf.data.Dataset.from_generator(_failing, output_signature=tf.TensorSpec((), tf.int32))
+    if prefetch:
+        ds = ds.prefetch(4)
+    got = []
+    with pytest.raises(KeyError, match="bad record") as info:
+        for x in ds:
+            got.append(int(x))
+    assert got == [1, 2]
+    assert any(e.name == "_failing" for e in info.traceback)
+
+
+def test_a_generator_error_in_a_function_is_raised_by_the_call():
+    ds = tf.data.Dataset.from_generator(_failing, output_signature=tf.TensorSpec((), tf.int32))
+    with pytest.raises(KeyError, match="bad record") as info:
+        folded(ds)
+    assert any(e.name == "_failing" for e in info.traceback)
+
+
+def test_user_errors():
+    with pytest.raises(ValueError, match="same first dimension"):
+        tf.data.Dataset.from_tensor_slices((X, Y[:3]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="batch_size"):
+        tf.data.Dataset.range(3).batch(0)
+    with pytest.raises(TypeError, match="output_signature"):
+        tf.data.Dataset.from_generator(lambda: [1])
+    with pytest.raises(ValueError, match="incompatible"):
+        rows(tf.data.Dataset.from_generator(lambda: [[1, 2]], output_signature=tf.TensorSpec((3,), tf.int32)))
+
+
+def test_a_dataset_that_compiled_code_cannot_index_names_the_users_loop():
+    @tf.function
+    def f(x):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0):
+            s += v
+        return s
+    with pytest.raises(NotImplementedError, match=r"pass it in as an argument(.|\n)*test_data.py:\d+") as info:
+        f(tf.constant(X))
+    assert "for v in tf.data.Dataset" in str(info.value)
+
+
+def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
+    ds = tf.data.Dataset.from_tensor_slices(Y).map(lambda y: y * 3)
+
+    @tf.function
+    def f():
+        s = tf.constant(0)
+        for v in ds:
+            s = s * 2 + v
+        return s, ds.reduce(tf.constant(0), lambda acc, w: acc + w)
+    expected = 0
+    for v in Y * 3:
+        expected = expected * 2 + int(v)
+    s, r = f()
+    assert int(s) == expected and int(r) == int(np.sum(Y * 3))
