@@ -270,7 +270,7 @@ def _call_target(f):
 AG_NAMESPACE = types.SimpleNamespace(
     converted_call=converted_call, Undefined=operators.Undefined, UndefinedReturnValue=operators.UndefinedReturnValue,
     and_=operators.and_, autograph_artifact=operators.autograph_artifact, for_stmt=operators.for_stmt,
-    if_exp=operators.if_exp, if_stmt=operators.if_stmt, not_=operators.not_, or_=operators.or_,
+    if_exp=operators.if_exp, if_stmt=operators.if_stmt, ldu=operators.ldu, not_=operators.not_, or_=operators.or_,
     retval=operators.retval, while_stmt=operators.while_stmt)
 
 

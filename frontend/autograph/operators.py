@@ -102,19 +102,39 @@ def _staged(x):
     return isinstance(x, SymbolicTensor) and graph_mod.current() is not None
 
 
+def ldu(load, name):
+    """The value `load()` reads (an attribute or item of the state), or Undefined(name) where it is missing."""
+    try:
+        return load()
+    except (KeyError, AttributeError, IndexError, NameError, UnboundLocalError):
+        return Undefined(name)
+
+
 def _get(get_state, names):
     """The state values; a variable not bound on the path taken reads as Undefined."""
     try:
         return tuple(get_state())
     except NameError:
-        cells = dict(zip(get_state.__code__.co_freevars, get_state.__closure__ or ()))
-        values = []
-        for n in names:
-            try:
-                values.append(cells[n].cell_contents)
-            except ValueError:
-                values.append(Undefined(n))
-        return tuple(values)
+        # fill the unbound variables' cells with Undefined for one read, then empty them again
+        empty = [(n, c) for n, c in zip(get_state.__code__.co_freevars, get_state.__closure__ or ())
+                 if not _bound(c)]
+        for n, c in empty:
+            c.cell_contents = Undefined(n)
+        try:
+            return tuple(get_state())
+        finally:
+            for _, c in empty:
+                del c.cell_contents
+
+
+def _bound(cell):
+    try:
+        return cell.cell_contents is not _NOTHING
+    except ValueError:  # an empty cell
+        return False
+
+
+_NOTHING = object()
 
 
 # --- if -----------------------------------------------------------------------------------------------------
@@ -125,8 +145,11 @@ def _shown(names):
                  else n for n in names)
 
 
-def if_stmt(cond, body, orelse, get_state, set_state, names):
-    """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if."""
+def if_stmt(cond, body, orelse, get_state, set_state, names, nouts=None):
+    """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if.
+
+    names: the state, its first `nouts` the outputs; the rest are variables the branches change but only read
+    before changing (each branch starts from their values before the `if`, which they keep after it)."""
     if not _staged(cond):
         if cond:
             body()
@@ -135,18 +158,19 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
         return
     where = _where()
     init = _get(get_state, names)
+    nouts = len(names) if nouts is None else nouts
 
     def branch(fn, label, other):
         def run():
             set_state(init)
             fn()
-            out = _get(get_state, names)
+            out = _get(get_state, names)[:nouts]
             _check_branch(out, names, label, other, where)
             return out
         return run
-    outs = build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names),
-                       where)
-    set_state(outs)
+    outs = build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names[:nouts]),
+                    where)
+    set_state(tuple(outs) + init[nouts:])
 
 
 def _check_branch(values, names, label, other, where):
