@@ -2,6 +2,7 @@
 time, whether its statement is plain Python (a Python condition or iterable) or staged control flow (a tensor
 condition or iterable -> `build_if` / `build_while`)."""
 import sys
+import time
 import warnings
 import weakref
 
@@ -20,6 +21,8 @@ from tfn.ops import math_ops, shape_ops
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
+# A Python loop still running this many seconds into a trace is taken to be endless: the trace stops with an error.
+RUNAWAY_LOOP_SECONDS = 5.0
 
 
 class AutoGraphWarning(UserWarning):
@@ -98,8 +101,9 @@ def _at(where):
 
 
 def _staged(x):
-    """Whether control flow on x must be staged: a symbolic tensor of the trace in progress."""
-    return isinstance(x, SymbolicTensor) and graph_mod.current() is not None
+    """Whether control flow on x must be staged: any tensor while tracing (an eager one made or captured by the
+    function is a value of the graph too, as in TF)."""
+    return isinstance(x, TensorBase) and graph_mod.current() is not None
 
 
 def ldu(load, name):
@@ -159,6 +163,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, nouts=None):
     where = _where()
     init = _get(get_state, names)
     nouts = len(names) if nouts is None else nouts
+    cond = _symbolic(cond)
 
     def branch(fn, label, other):
         def run():
@@ -244,7 +249,7 @@ def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
     if _staged(c):
         _staged_loop(test, body, get_state, set_state, names, opts, where, loop_local=loop_local)
         return
-    n = 0
+    unroll = _Unroll(where)
     while True:
         if _staged(c):
             raise NotImplementedError(with_excerpt(
@@ -256,18 +261,32 @@ def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
         if not c:
             return
         body()
-        n = _count(n, where)
+        unroll.count()
         c = test()
 
 
-def _count(n, where):
-    n += 1
-    if n == UNROLL_WARN_ITERATIONS and graph_mod.current() is not None:
-        warnings.warn(f"Large unrolled loop detected at {_at(where)}: this Python loop has run {n} iterations "
-                      "while tracing, adding its ops to the graph each time. Did you mean a tensor loop (loop over "
-                      "tfn.range or a tensor, or give the `while` a tensor condition)?", AutoGraphWarning,
-                      stacklevel=3)
-    return n
+class _Unroll:
+    """Iterations of a Python loop run while tracing: warns when it is long, stops it when it seems endless."""
+
+    def __init__(self, where):
+        self.where, self.n, self.started = where, 0, None
+
+    def count(self):
+        self.n += 1
+        if self.n < UNROLL_WARN_ITERATIONS or graph_mod.current() is None:
+            return
+        if self.n == UNROLL_WARN_ITERATIONS:
+            self.started = time.monotonic()
+            warnings.warn(f"Large unrolled loop detected at {_at(self.where)}: this Python loop has run {self.n} "
+                          "iterations while tracing, adding its ops to the graph each time. Did you mean a tensor "
+                          "loop (loop over tfn.range or a tensor, or give the `while` a tensor condition)?",
+                          AutoGraphWarning, stacklevel=3)
+        elif self.n % 256 == 0 and time.monotonic() - self.started > RUNAWAY_LOOP_SECONDS:
+            raise RuntimeError(with_excerpt(
+                f"The Python loop at {_at(self.where)} has run {self.n} iterations while tracing and does not "
+                "end: its condition is a Python value that the loop never makes false. Make it a tensor loop "
+                "(a tensor condition, or loop over tfn.range or a tensor), or make the condition change.",
+                self.where))
 
 
 def _loop_options(opts, init, names):
@@ -363,7 +382,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
         _tensor_for(iter_, extra_test, body, get_state, set_state, names, opts, where, loop_local)
         return
     it = iter(iter_)
-    n = 0
+    unroll = _Unroll(where)
     while True:
         if extra_test is not None:
             go = extra_test()
@@ -379,7 +398,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
         except StopIteration:
             return
         body(item)
-        n = _count(n, where)
+        unroll.count()
 
 
 def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, loop_local):

@@ -148,3 +148,61 @@ def test_return_inside_try_keeps_python_semantics():
 
     assert f(tfn.constant(3)).numpy() == 4
     assert g(tfn.constant(3)).numpy() == 30
+
+
+def test_a_constant_condition_stages_a_tensor_loop_with_tf_dtype_check():
+    @tfn.function
+    def h():
+        n = tfn.constant(0)
+        while tfn.constant(True):
+            n = tfn.constant(0.0)
+        return n
+
+    with pytest.raises(TypeError, match="'n' has dtype int32 before the loop, but dtype float32"):
+        h()
+
+
+def test_while_constant_true_with_break():
+    @tfn.function
+    def f(x):
+        i = tfn.constant(0)
+        while tfn.constant(True):
+            i += 1
+            if i > x:
+                break
+        return i
+
+    assert f(tfn.constant(5)).numpy() == 6
+    assert f(tfn.constant(0)).numpy() == 1
+
+
+def test_an_op_on_python_values_is_a_tensor_condition():
+    @tfn.function
+    def f():
+        if tfn.greater(2, 1):
+            r = tfn.constant(1)
+        else:
+            r = 2.5  # not an int32: both branches are traced, so TF rejects the mismatch
+        return r
+
+    with pytest.raises(TypeError, match="'r' has dtype int32 in the main branch, but dtype float32"):
+        f()
+
+
+def test_a_runaway_python_loop_while_tracing_stops_with_an_error(monkeypatch):
+    import time
+
+    from tfn.autograph import operators
+    monkeypatch.setattr(operators, "RUNAWAY_LOOP_SECONDS", 1.0)
+
+    @tfn.function
+    def f(x):
+        i = 0
+        while i < 10:
+            x = x + 1
+        return x
+
+    start = time.monotonic()
+    with pytest.warns(tfn.autograph.AutoGraphWarning), pytest.raises(RuntimeError, match="does not end"):
+        f(tfn.constant(1))
+    assert time.monotonic() - start < 10
