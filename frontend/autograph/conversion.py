@@ -244,6 +244,9 @@ def _compile(fn, node):
 
 def converted_call(f, args, kwargs):
     """Call f from converted code, converting it first when it is user code."""
+    overload = operators.BUILTINS.get(f) if isinstance(f, types.BuiltinFunctionType) or f is range else None
+    if overload is not None and graph_mod.current() is not None:
+        return overload(*args, **(kwargs or {}))
     target = _call_target(f)
     return target(*args, **kwargs) if kwargs else target(*args)
 

@@ -17,7 +17,7 @@ from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
-from tfn.ops import math_ops, shape_ops
+from tfn.ops import fill_ops, math_ops, shape_ops
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
@@ -235,6 +235,29 @@ def not_(x):
     if not _staged(x):
         return not x
     return math_ops.logical_not(x)
+
+
+# --- builtins (TF's py_builtins): called through converted_call while tracing ----------------------------------
+
+def range_(*args):
+    """`range(...)`: tfn.range when a bound is a tensor, else Python's range."""
+    if not any(isinstance(a, TensorBase) for a in args):
+        return range(*args)
+    return fill_ops.range(*args)
+
+
+def len_(x):
+    """`len(x)`: a tensor's first dimension, as a tensor when it is only known at run time."""
+    if not isinstance(x, TensorBase) or not hasattr(x, "_shape"):
+        return len(x)
+    if not x._shape:
+        raise ValueError(f"len requires a non-scalar tensor, got one of shape {x.shape}")
+    if x._shape[0] is not None:
+        return x._shape[0]
+    return shape_ops.shape(x)[0]
+
+
+BUILTINS = {range: range_, len: len_}
 
 
 # --- while ------------------------------------------------------------------------------------------------------

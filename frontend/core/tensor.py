@@ -261,4 +261,26 @@ def convert_to_tensor(value, dtype=None, name=None):
         return value
     if hasattr(value, "_as_tensor"):
         return value._as_tensor(dtype)
+    if isinstance(value, (list, tuple)) and _first_symbolic(value) is not None:
+        return _autopack(value, dtype)
     return constant(value, dtype)
+
+
+def _first_symbolic(value):
+    """The first symbolic tensor in nested lists/tuples, or None."""
+    for v in value:
+        if isinstance(v, SymbolicTensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            found = _first_symbolic(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _autopack(value, dtype):
+    """A nested list holding symbolic tensors as one tensor (TF packs it with tf.stack), of the tensors' dtype."""
+    from tfn.ops import array_ops  # the ops build on this module
+    dtype = dtype if dtype is not None else _first_symbolic(value).dtype
+    return array_ops.stack([_autopack(v, dtype) if isinstance(v, (list, tuple)) and _first_symbolic(v) is not None
+                            else convert_to_tensor(v, dtype) for v in value])

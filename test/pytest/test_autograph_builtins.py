@@ -1,0 +1,105 @@
+"""Python builtins over tensors inside a trace, as TF's AutoGraph converts them: range and len with tensors,
+enumerate and zip, chained comparisons, and lists of tensors packed where an op takes one tensor."""
+import pytest
+
+import tfn
+
+
+def test_range_of_a_tensor_is_a_tensor_loop():
+    @tfn.function
+    def f(n):
+        s = tfn.constant(0)
+        for i in range(n):
+            s += i
+        return s
+
+    assert f(tfn.constant(4)).numpy() == 6
+    assert f(tfn.constant(0)).numpy() == 0
+    assert len(f.get_concrete_function(tfn.TensorSpec([], tfn.int32)).graph.get_operations()) < 40
+
+
+def test_range_of_python_ints_stays_python():
+    @tfn.function
+    def f(x):
+        for i in range(3):
+            x = x + i
+        return x
+
+    assert f(tfn.constant(1)).numpy() == 4
+
+
+def test_len_of_a_tensor():
+    @tfn.function
+    def static(x):
+        return len(x)
+
+    @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.int32)])
+    def dynamic(x):
+        return len(x)
+
+    @tfn.function
+    def scalar(x):
+        return len(x)
+
+    assert static(tfn.constant([1, 2, 3])) == 3
+    assert dynamic(tfn.constant([1, 2, 3, 4])).numpy() == 4
+    with pytest.raises(ValueError, match="len requires a non-scalar tensor"):
+        scalar(tfn.constant(1))
+
+
+def test_enumerate_and_zip_over_tensors():
+    @tfn.function
+    def f(x, y):
+        s = tfn.constant(0)
+        for i, v in enumerate(x):
+            s += i * v
+        for a, b in zip(x, y):
+            s += a * b
+        return s
+
+    assert f(tfn.constant([1, 2, 3]), tfn.constant([4, 5, 6])).numpy() == 8 + 32
+
+
+def test_chained_comparison_of_tensors_is_not_allowed_as_in_tf():
+    # TF converts `x == y == z` only with the EQUALITY_OPERATORS optional feature; by default the Python `and`
+    # it implies makes a tensor a Python bool
+    @tfn.function
+    def f(x, y, z):
+        return x == y == z
+
+    with pytest.raises(tfn.errors.OperatorNotAllowedInGraphError):
+        f(tfn.constant(1), tfn.constant(1), tfn.constant(1))
+
+
+def test_lists_of_tensors_are_packed():
+    @tfn.function
+    def f(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape([None]))])
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    @tfn.function
+    def g(x):
+        return tfn.convert_to_tensor([[x[0], 1], [2, x[1]]])
+
+    assert f(tfn.constant(3)).numpy().tolist() == [0, 1, 2]
+    assert g(tfn.constant([5, 6])).numpy().tolist() == [[5, 1], [2, 6]]
+
+
+def test_growing_a_list_tensor_without_an_invariant_is_rejected():
+    @tfn.function
+    def f(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    with pytest.raises(ValueError, match="'v' has shape \\(0,\\) before the loop, but shape \\(1,\\) after one"):
+        f(tfn.constant(3))
+
+
+def test_the_overloaded_builtins_make_a_function_need_conversion():
+    from tfn.autograph import bytecode, operators
+    assert bytecode.OVERLOADED_BUILTINS == frozenset(operators.BUILTINS)
