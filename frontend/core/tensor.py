@@ -29,9 +29,37 @@ class TensorBase:
     def __pos__(self):
         return self
 
+    def ref(self):
+        """A hashable reference to this very tensor or variable (TF's `Tensor.ref()`); `.deref()` gives it back."""
+        return Reference(self)
+
+    experimental_ref = ref
+
     __hash__ = None  # as TF 2: elementwise `==` makes tensors unhashable (use id() or .ref())
     # The other operators are ops: the modules defining those ops install them here (math_ops: arithmetic,
     # comparisons and logic; linalg_ops: `@`; slicing_ops: `x[key]`), so `import tfn` installs them all.
+
+
+class Reference:
+    """A tensor or variable as a dict key or set member: equal only to a reference to the same object."""
+
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped):
+        self._wrapped = wrapped
+
+    def deref(self):
+        """The referenced tensor or variable."""
+        return self._wrapped
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and self._wrapped is other._wrapped
+
+    def __hash__(self):
+        return id(self._wrapped)
+
+    def __repr__(self):
+        return f"<Reference wrapping {self._wrapped!r}>"
 
 
 class Tensor(TensorBase):

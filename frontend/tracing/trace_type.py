@@ -2,9 +2,9 @@
 
 Every trace type derives from `tfn.types.experimental.TraceType`: a TensorSpec (tensors, arrays, specs), a
 Literal (Python primitives and other hashable objects without weak references), a Weakref (other objects:
-the same object, else an equal one, while it lives), an Opaque (unhashable objects: that very object), a Seq
-or Mapping of trace types (lists, tuples, namedtuples, dicts), or whatever an object's `__tf_tracing_type__`
-returns.
+the same object, else an equal one, while it lives), a Seq or Mapping of trace types (lists, tuples,
+namedtuples, dicts), or whatever an object's `__tf_tracing_type__` returns. An unhashable object has no trace
+type (TypeError, as in TF).
 """
 import collections
 import inspect
@@ -95,27 +95,6 @@ def _equal(a, b):
         return bool(a == b)
     except Exception:  # an object whose == is elementwise or broken: identity only
         return False
-
-
-class Opaque(_Atom):
-    """The type of an unhashable object without weak references: that very object."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def placeholder_value(self, placeholder_context=None):
-        return self.value
-
-    def __eq__(self, other):
-        return type(other) is Opaque and self.value is other.value
-
-    def __hash__(self):
-        return id(self.value)
-
-    def __repr__(self):
-        return f"Opaque[{self.value!r}]"
 
 
 class Seq(TraceType):
@@ -215,16 +194,16 @@ def of(x):
 
 
 def _generic(x):
-    """Weakref for objects that allow weak references, else Literal (hashable) or Opaque (by identity)."""
-    try:
-        return Weakref(x)
-    except TypeError:
-        pass
+    """Weakref for objects that allow weak references, else Literal; TypeError for an unhashable object (TF)."""
     try:
         hash(x)
     except TypeError:
-        return Opaque(x)
-    return Literal(x)
+        raise TypeError(f"Could not generate a generic TraceType for {x!r}. Please verify that it is "
+                        "immutable/hashable. Otherwise, consider implementing the Tracing Protocol for it.") from None
+    try:
+        return Weakref(x)
+    except TypeError:
+        return Literal(x)
 
 
 def is_subtype(a, b):
@@ -394,11 +373,12 @@ class Parameter(collections.namedtuple("Parameter", "name kind type_constraint")
 class FunctionType:
     """The type of one trace: its parameters (name, inspect kind, trace type) and its output type."""
 
-    __slots__ = ("params", "output")
+    __slots__ = ("params", "output", "captures")
 
-    def __init__(self, params, output=None):
+    def __init__(self, params, output=None, captures=None):
         self.params = tuple(params)
         self.output = output
+        self.captures = collections.OrderedDict(captures or ())  # id of a captured value -> its trace type
 
     def __eq__(self, other):
         return isinstance(other, FunctionType) and self.params == other.params
