@@ -1,4 +1,4 @@
-"""Tensor-making functions: fill, zeros, ones, zeros_like, ones_like, range, one_hot.
+"""Tensor-making functions: fill, zeros, ones, zeros_like, ones_like, range, one_hot, eye, pad.
 
 Shapes (`dims`, `shape`) and `depth` must be known when a function is traced (Python ints, lists, TensorShape
 or eager tensors); use zeros_like/ones_like for the shape of a tensor with dynamic dims.
@@ -12,6 +12,7 @@ from tfn.core.dispatch import _apply_symbolic, apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, optable
+from tfn.dialects.errors import InvalidArgumentError
 from tfn.ops.math_ops import cast
 
 
@@ -125,3 +126,70 @@ def _one_hot_value(value, dtype, what):
     if isinstance(value, TensorBase) and value.dtype is not dtype:
         raise TypeError(f"dtype {value.dtype.name} of {what} does not match dtype parameter {dtype.name}")
     return convert_to_tensor(value, dtype)
+
+
+@op_api(ops.eye, exports=("eye", "linalg.eye"))
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    """Identity matrices `[*batch_shape, num_rows, num_columns]` (num_columns defaults to num_rows)."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.is_string:
+        raise TypeError("Eye: a string identity matrix is not defined; use a numeric or bool dtype")
+    rows = _static_shape([num_rows], "Eye")[0]
+    cols = rows if num_columns is None else _static_shape([num_columns], "Eye")[0]
+    batch = () if batch_shape is None else _static_shape(batch_shape, "Eye")
+    return _make("eye", [], {"shape": batch + (rows, cols), "dtype": dtype})
+
+
+_PAD_MODES = ("CONSTANT", "REFLECT", "SYMMETRIC")
+
+
+@op_api(ops.pad, exports=("pad",))
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """`tensor` padded by `paddings` ([rank, 2]: before and after each dim): with `constant_values`, or by
+    mirroring its edges (REFLECT leaves the edge out, SYMMETRIC repeats it; their dims must be static)."""
+    x = convert_to_tensor(tensor)
+    pairs = _paddings(paddings, x.ndim)
+    mode = str(mode).upper()
+    if mode not in _PAD_MODES:
+        raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
+                         f"\"SYMMETRIC\". Received `mode` = {mode}")
+    if mode == "CONSTANT":
+        value = convert_to_tensor(constant_values, x.dtype)
+        return apply("pad", [x, value], {"paddings": [p for pair in pairs for p in pair]})
+    for axis, (before, after) in enumerate(pairs):
+        x = _mirror(x, axis, before, after, mode == "REFLECT")
+    return x
+
+
+def _paddings(paddings, rank):
+    """paddings as [(before, after)] per dim, known when the function is traced."""
+    if isinstance(paddings, SymbolicTensor):
+        raise TypeError(f"Pad: `paddings` must be known when the function is traced, got {paddings!r}")
+    arr = np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
+    if arr.dtype.kind not in "iu" or arr.shape != (rank, 2):
+        raise ValueError(f"Pad: paddings must be an int tensor of shape [{rank}, 2] (the input's rank), got "
+                         f"{paddings!r}")
+    return [(int(a), int(b)) for a, b in arr]
+
+
+def _mirror(x, axis, before, after, reflect):
+    """x with `before`/`after` mirrored slices of its own edges along `axis` (MirrorPad)."""
+    if before == 0 and after == 0:
+        return x
+    from tfn.ops import array_ops  # array_ops builds on this module's ops
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError(f"MirrorPad: dimension {axis} must be known when the function is traced")
+    edge = 1 if reflect else 0
+    if before > n - edge or after > n - edge:
+        raise InvalidArgumentError(f"paddings must be no greater than the dimension size: {before}, {after} greater "
+                                   f"than {n - edge} [Op:MirrorPad]")
+    lead = (slice(None),) * axis
+    pieces = []
+    if before:
+        pieces.append(x[lead + (slice(before - 1 + edge, None if edge - 1 < 0 else edge - 1, -1),)])
+    pieces.append(x)
+    if after:
+        stop = n - 1 - edge - after
+        pieces.append(x[lead + (slice(n - 1 - edge, None if stop < 0 else stop, -1),)])
+    return array_ops.concat(pieces, axis)
