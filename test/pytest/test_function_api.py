@@ -134,3 +134,26 @@ def test_autograph_trace_prints_while_tracing(capsys):
     f(tfn.constant([1, 2]))
     f(tfn.constant([3, 4]))
     assert capsys.readouterr().out == "x is (2,)\n"
+
+
+def test_name_scope_prefixes_op_names():
+    seen = {}
+
+    @tfn.function
+    def f(x):
+        with tfn.name_scope("block") as scope:
+            y = x + 1
+            with tfn.name_scope("inner") as inner:
+                z = y * 2
+        with tfn.name_scope("block") as again:
+            w = z - 1
+        seen.update(scopes=(scope, inner, again), names=(y.name, z.name, w.name))
+        return w
+
+    assert f(tfn.constant(1)).numpy() == 3
+    assert seen["scopes"] == ("block/", "block/inner/", "block_1/")
+    assert seen["names"] == ("block/add:0", "block/inner/multiply:0", "block_1/subtract:0")
+    with tfn.name_scope("eager") as scope:
+        assert scope == "eager/"
+    with pytest.raises(ValueError, match="name for name_scope must be a string"):
+        tfn.name_scope(3)
