@@ -45,7 +45,35 @@ def _make(name, inputs, attrs):
 @op_api(ops.fill, exports=("fill",))
 def fill(dims, value, name=None):
     """A tensor of shape `dims` with every element the scalar `value` (dtype from value, as TF)."""
+    if _runtime_shape(dims):
+        return _fill_runtime(dims, convert_to_tensor(value))
     return _make("fill", [convert_to_tensor(value)], {"shape": _static_shape(dims, "Fill")})
+
+
+def _runtime_shape(shape):
+    """Whether a shape argument holds a symbolic tensor (a size known only when the function runs)."""
+    return isinstance(shape, SymbolicTensor) or (isinstance(shape, (list, tuple)) and
+                                                 any(isinstance(d, SymbolicTensor) for d in shape))
+
+
+def _fill_runtime(shape, value):
+    """fill with run-time sizes: fill_like of a tensor of that shape, made by broadcasting one tfn.range per
+    dim against the others (the rank must be known while tracing)."""
+    from tfn.ops import array_ops, math_ops  # they build on this module's ops
+    if isinstance(shape, SymbolicTensor):
+        if shape.ndim != 1 or shape._shape[0] is None:
+            raise ValueError(f"Fill: a run-time shape must be a 1-D tensor of known length, got {shape!r}")
+        dims = [shape[i] for i in range(shape._shape[0])]
+    else:
+        dims = list(shape)
+    probe = None
+    for axis, d in enumerate(dims):
+        n = convert_to_tensor(d) if isinstance(d, TensorBase) else convert_to_tensor(int(d), dtypes.int32)
+        along = [1] * len(dims)
+        along[axis] = -1
+        line = array_ops.reshape(math_ops.less(range(n), 0), along)  # all False, sized n along `axis`
+        probe = line if probe is None else math_ops.logical_or(probe, line)
+    return apply("fill_like", [probe, value])
 
 
 def _scalar(v, dtype):
@@ -56,6 +84,8 @@ def _scalar(v, dtype):
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 0 (False, b"") of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
+    if _runtime_shape(shape):
+        return _fill_runtime(shape, _scalar(0, dtype))
     return _make("fill", [_scalar(0, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 
@@ -63,6 +93,8 @@ def zeros(shape, dtype=dtypes.float32, name=None):
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 1 (True) of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
+    if _runtime_shape(shape):
+        return _fill_runtime(shape, _scalar(1, dtype))
     return _make("fill", [_scalar(1, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 

@@ -103,3 +103,26 @@ def test_growing_a_list_tensor_without_an_invariant_is_rejected():
 def test_the_overloaded_builtins_make_a_function_need_conversion():
     from tfn.autograph import bytecode, operators
     assert bytecode.OVERLOADED_BUILTINS == frozenset(operators.BUILTINS)
+
+
+def test_fill_ops_with_run_time_shapes():
+    @tfn.function(input_signature=[tfn.TensorSpec([None, None], tfn.int32)])
+    def f(x):
+        n = tfn.shape(x)[0]
+        return tfn.zeros(tfn.shape(x)), tfn.fill([n, 3, 1], 7), tfn.ones([0, tfn.shape(x)[1]], tfn.int64)
+
+    a, b, c = f(tfn.constant([[1, 2], [3, 4], [5, 6]]))
+    assert a.numpy().tolist() == [[0.0, 0.0]] * 3 and a.dtype == tfn.float32
+    assert b.numpy().tolist() == [[[7]] * 3] * 3
+    assert c.shape == (0, 2) and c.dtype == tfn.int64
+    a, b, c = f(tfn.constant([[1]]))
+    assert a.shape == (1, 1) and b.shape == (1, 3, 1) and c.shape == (0, 1)
+
+
+def test_a_run_time_shape_needs_a_known_rank():
+    @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.int32)])
+    def f(shape):
+        return tfn.zeros(shape)
+
+    with pytest.raises(ValueError, match="1-D tensor of known length"):
+        f(tfn.constant([2, 3]))
