@@ -1,7 +1,8 @@
 """Tensor-making functions: fill, zeros, ones, zeros_like, ones_like, range, one_hot, eye, pad.
 
-Shapes (`dims`, `shape`) and `depth` must be known when a function is traced (Python ints, lists, TensorShape
-or eager tensors); use zeros_like/ones_like for the shape of a tensor with dynamic dims.
+`depth`, eye's sizes and pad's `paddings` must be known when a function is traced (Python ints, lists,
+TensorShape or eager tensors). fill/zeros/ones also take sizes known only at run time (symbolic dims, or a 1-D
+shape tensor of known length): a static shape is one tfn.fill, a run-time one costs a few ops more.
 """
 import numpy as np
 
