@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 from mlir import ir
 
-from tfn import nest
+from tfn import dtypes, errors, nest
 from tfn.control_flow.cond import build_if
 from tfn.control_flow.pending import Pending, PendingRead
 from tfn.control_flow.while_loop import build_while
@@ -17,7 +17,7 @@ from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
-from tfn.ops import fill_ops, math_ops, shape_ops
+from tfn.ops import fill_ops, math_ops, py_function, shape_ops
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
@@ -333,16 +333,14 @@ def _undefined_before(name, where, why):
                                    "value", where))
 
 
-def _check_defined(init, names, where, loop_local):
+def _check_defined(init, names, where):
     """The initial values, with a Pending for each variable the loop may define first (its type is learned
-    from the body: a return value, or a variable assigned in the body before any use)."""
+    from the body: a return value, or a variable assigned in the body before any use, as TF 2.21 allows)."""
     out = []
     for name, v in zip(names, init):
         if isinstance(v, UndefinedReturnValue) or isinstance(v, Pending) and v.lenient:
             v = Pending(name, lenient=True)
         elif isinstance(v, (Undefined, Pending)):
-            if name not in loop_local:
-                raise _undefined_before(name, where, "uses it in a later iteration or after the loop")
             v = Pending(name, lenient=False)
         if v is None:
             raise ValueError(with_excerpt(f"'{name}' is not allowed to be None before the loop at {_at(where)}: "
@@ -351,17 +349,38 @@ def _check_defined(init, names, where, loop_local):
     return tuple(out)
 
 
+def _first_defined(init, names, loop_local):
+    """The variables the loop defines first and that are used after it: a loop that runs no iteration leaves
+    them undefined, which TF reports when the function runs."""
+    return [n for n, v in zip(names, init) if isinstance(v, Pending) and not v.lenient and n not in loop_local]
+
+
+def _require_iteration(names):
+    """A py_function body raising TF's run-time error when the loop ran no iteration."""
+    message = f"loop must iterate at least once to initialize {', '.join(names)}"
+
+    def check(iterated):
+        if not bool(iterated):
+            raise errors.InvalidArgumentError(message)
+        return iterated
+    return check
+
+
 def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=None, loop_local=()):
     """A tensor loop: `while test(): body()`; with `counter=(init, advance)` a hidden first loop variable k,
     `test(k)`, and `advance(k) -> (item, next k)` feeding `body(item)`."""
-    init = _check_defined(_get(get_state, names), names, where, loop_local)
+    init = _check_defined(_get(get_state, names), names, where)
     invariants = _loop_options(opts, init, names)
+    first_defined = _first_defined(init, names, loop_local)
     hidden = () if counter is None else (counter[0],)
+    n_counter = len(hidden)
+    if first_defined:  # a flag set by the body: whether the loop ran at least once
+        hidden += (convert_to_tensor(False),)
     h = len(hidden)
 
     def cond_fn(*vs):
         set_state(vs[h:])
-        return test(*vs[:h])
+        return test(*vs[:n_counter])
 
     def body_fn(*vs):
         set_state(vs[h:])
@@ -372,6 +391,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
             item, k = counter[1](vs[0])
             body(item)
             nxt = (k,)
+        nxt += (True,) * (h - n_counter)
         out = _get(get_state, names)
         for name, v in zip(names, out):
             if isinstance(v, (Undefined, UndefinedReturnValue)):
@@ -379,7 +399,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
                     f"'{name}' must be defined on every path through the loop at {_at(where)}", where))
         return nxt + out
 
-    all_names = ("loop counter",) * h + _shown(names)
+    all_names = ("loop counter",) * n_counter + ("loop iterated",) * (h - n_counter) + _shown(names)
     if invariants is not None:
         invariants = [None] * h + invariants
     try:
@@ -391,6 +411,8 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     for v, out in zip(init, outs[h:]):
         if isinstance(v, Pending) and v.lenient and v.learned is not None:
             _mark_unreturned(out, where)
+    if first_defined:
+        py_function.py_function(_require_iteration(first_defined), [outs[n_counter]], dtypes.bool)
     set_state(outs[h:])
 
 

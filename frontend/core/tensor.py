@@ -306,9 +306,12 @@ def _first_symbolic(value):
     return None
 
 
+# tf.stack, installed by tfn.ops.array_ops (the ops build on this module): packs lists holding symbolic tensors
+STACK = []
+
+
 def _autopack(value, dtype):
     """A nested list holding symbolic tensors as one tensor (TF packs it with tf.stack), of the tensors' dtype."""
-    from tfn.ops import array_ops  # the ops build on this module
     dtype = dtype if dtype is not None else _first_symbolic(value).dtype
-    return array_ops.stack([_autopack(v, dtype) if isinstance(v, (list, tuple)) and _first_symbolic(v) is not None
-                            else convert_to_tensor(v, dtype) for v in value])
+    return STACK[0]([_autopack(v, dtype) if isinstance(v, (list, tuple)) and _first_symbolic(v) is not None
+                     else convert_to_tensor(v, dtype) for v in value])

@@ -14,6 +14,7 @@ from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tenso
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, optable
 from tfn.dialects.errors import InvalidArgumentError
+from tfn.ops import array_ops, math_ops
 from tfn.ops.math_ops import cast
 
 
@@ -60,7 +61,6 @@ def _runtime_shape(shape):
 def _fill_runtime(shape, value):
     """fill with run-time sizes: fill_like of a tensor of that shape, made by broadcasting one tfn.range per
     dim against the others (the rank must be known while tracing)."""
-    from tfn.ops import array_ops, math_ops  # they build on this module's ops
     if isinstance(shape, SymbolicTensor):
         if shape.ndim != 1 or shape._shape[0] is None:
             raise ValueError(f"Fill: a run-time shape must be a 1-D tensor of known length, got {shape!r}")
@@ -209,7 +209,6 @@ def _mirror(x, axis, before, after, reflect):
     """x with `before`/`after` mirrored slices of its own edges along `axis` (MirrorPad)."""
     if before == 0 and after == 0:
         return x
-    from tfn.ops import array_ops  # array_ops builds on this module's ops
     n = x.shape[axis]
     if n is None:
         raise ValueError(f"MirrorPad: dimension {axis} must be known when the function is traced")

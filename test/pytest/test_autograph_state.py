@@ -206,3 +206,30 @@ def test_a_runaway_python_loop_while_tracing_stops_with_an_error(monkeypatch):
     with pytest.warns(tfn.autograph.AutoGraphWarning), pytest.raises(RuntimeError, match="does not end"):
         f(tfn.constant(1))
     assert time.monotonic() - start < 10
+
+
+def test_a_variable_first_assigned_in_a_tensor_loop_is_defined_after_it():
+    @tfn.function
+    def f(n):
+        i = tfn.constant(0)
+        while i < n:
+            y = i * 2
+            i += 1
+        return y
+
+    assert f(tfn.constant(3)).numpy() == 4
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="loop must iterate at least once to initialize y"):
+        f(tfn.constant(0))
+    assert "('i', 'y'), {}, ('i',))" in tfn.autograph.to_code(f)  # y is used after the loop, i is loop-local
+
+
+def test_a_loop_local_variable_needs_no_iteration():
+    @tfn.function
+    def f(n):
+        s = tfn.constant(0)
+        for i in tfn.range(n):
+            t = i * 2
+            s += t
+        return s
+
+    assert f(tfn.constant(0)).numpy() == 0 and f(tfn.constant(3)).numpy() == 6
