@@ -126,3 +126,32 @@ def test_a_run_time_shape_needs_a_known_rank():
 
     with pytest.raises(ValueError, match="1-D tensor of known length"):
         f(tfn.constant([2, 3]))
+
+
+def test_unknown_rank_shape_invariants():
+    @tfn.function
+    def grow(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape(None))])
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    @tfn.function
+    def while_loop(n):
+        return tfn.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, tfn.concat([v, v], 0)),
+                              [tfn.constant(0), tfn.ones([1])],
+                              shape_invariants=[tfn.TensorShape([]), tfn.TensorShape(None)])[1]
+
+    @tfn.function
+    def rank_change(n):
+        v = tfn.zeros([2])
+        for _ in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape(None))])
+            v = tfn.reshape(v, [1, -1])
+        return v
+
+    assert grow(tfn.constant(3)).numpy().tolist() == [0, 1, 2]
+    assert while_loop(tfn.constant(3)).shape == (8,)
+    with pytest.raises(ValueError, match="'v' has rank 1 before the loop, but rank 2 after one iteration"):
+        rank_change(tfn.constant(2))
