@@ -233,3 +233,27 @@ def test_a_loop_local_variable_needs_no_iteration():
         return s
 
     assert f(tfn.constant(0)).numpy() == 0 and f(tfn.constant(3)).numpy() == 6
+
+
+def test_a_return_whose_value_raises_inside_try_has_not_returned():
+    @tfn.function
+    def f(x, d):
+        try:
+            return x + d["missing"]
+        except KeyError:
+            pass
+        return x * 10
+
+    @tfn.function
+    def g(x):
+        for _ in range(2):
+            try:
+                return int("not a number")
+            except ValueError:
+                x = x + 1
+        return x
+
+    assert f(tfn.constant(1), {"k": 1}).numpy() == 10
+    assert g(tfn.constant(1)).numpy() == 3
+    code = tfn.autograph.to_code(f)
+    assert code.index("retval_ = x + d['missing']") < code.index("do_return = True")
