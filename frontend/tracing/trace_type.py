@@ -16,7 +16,7 @@ import numpy as np
 from tfn import nest
 from tfn.core import graph as graph_mod
 from tfn.core import leaks
-from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant
 from tfn.core.tensor_spec import TensorSpec, shape_is_subtype
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.locations import with_excerpt
@@ -331,6 +331,13 @@ def bind_flat(name, params, args, kwargs):
     tensor_params = [(n, t) for n, _, t in params if has_tensors(t)]
     names = [n for n, _ in tensor_params]
     sig = f"{name}({', '.join(names)})"
+    specs = [leaf for _, t in tensor_params for leaf in leaves(t) if isinstance(leaf, TensorSpec)]
+    nested = any(not isinstance(t, TensorSpec) for _, t in tensor_params)
+    if nested and not kwargs and len(args) == len(specs) and all(isinstance(a, TensorBase) for a in args):
+        arrays = []  # one tensor per tensor leaf of the parameters, in nest.flatten order (TF's flat inputs)
+        for spec, a in zip(specs, args):
+            cast(spec, a, arrays)
+        return arrays
     if len(args) > len(names):
         raise TypeError(f"{sig} takes {len(names)} positional arguments, got {len(args)}.")
     unexpected = [k for k in kwargs if k not in names]

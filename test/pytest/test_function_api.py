@@ -157,3 +157,17 @@ def test_name_scope_prefixes_op_names():
         assert scope == "eager/"
     with pytest.raises(ValueError, match="name for name_scope must be a string"):
         tfn.name_scope(3)
+
+
+def test_concrete_function_flat_signature():
+    @tfn.function
+    def f(x, n, d):
+        return x * n + d["a"]
+
+    cf = f.get_concrete_function(tfn.TensorSpec([], tfn.int32), 3, {"a": tfn.TensorSpec([], tfn.int32)})
+    x, a = tfn.constant(1), tfn.constant(2)
+    assert cf(x, 3, {"a": a}).numpy() == 5  # the structured signature
+    assert cf(x, d={"a": a}).numpy() == 5  # Python values keep their traced values
+    assert cf(x, a).numpy() == 5  # the flat signature: one tensor per tensor leaf
+    with pytest.raises(TypeError, match="Fallback to flat signature also failed"):
+        cf(x, 4, {"a": a})
