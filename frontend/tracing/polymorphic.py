@@ -43,6 +43,7 @@ class PolymorphicFunction:
         self._cache = {}  # exact call key -> ConcreteFunction
         self._traced = False  # traced once: later traces may not create variables
         self._concretes = []
+        self._tracing_count = 0  # Python traces run (a first trace creating variables is followed by another)
         self._calls = 0
         self._recent_traces = collections.deque(maxlen=5)  # call numbers of the latest traces
         self._warnings = 0
@@ -179,6 +180,7 @@ class PolymorphicFunction:
         if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
             return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
+        self._tracing_count += 1
         graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates
         with graph, trace_type.tracing_call(self, ftype):
             values = [trace_type.placeholder(t, (input_maker or _input_maker)(graph, name), graph)
@@ -206,8 +208,9 @@ class PolymorphicFunction:
                              + ", ".join(changed))
 
     def experimental_get_tracing_count(self):
-        """How many times this function has been traced."""
-        return len(self._concretes)
+        """How many times the Python function has been traced (TF counts a variable-creating trace and the
+        trace that follows it)."""
+        return self._tracing_count
 
     def _register(self, concrete):
         self._note_trace(concrete.function_type)

@@ -171,3 +171,19 @@ def test_concrete_function_flat_signature():
     assert cf(x, a).numpy() == 5  # the flat signature: one tensor per tensor leaf
     with pytest.raises(TypeError, match="Fallback to flat signature also failed"):
         cf(x, 4, {"a": a})
+
+
+def test_tracing_count_includes_the_trace_after_variable_creation():
+    class M(tfn.Module):
+        def __init__(self):
+            self.v = None
+
+        @tfn.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tfn.Variable(2.0)
+            return self.v * x
+
+    m = M()
+    assert m(tfn.constant(3.0)).numpy() == 6.0
+    assert m.__call__.experimental_get_tracing_count() == 2
