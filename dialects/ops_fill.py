@@ -1,4 +1,4 @@
-"""Tensor-making ops: fill, fill_like (zeros_like/ones_like), range and one_hot."""
+"""Tensor-making ops: fill, fill_like (zeros_like/ones_like), range, one_hot, eye and pad."""
 import math
 
 import numpy as np
@@ -127,3 +127,57 @@ define("one_hot", ["indices", "on_value", "off_value"], _one_hot_infer, _one_hot
        {"depth": "i64", "axis": "i64"},
        summary="on_value where the new `axis` position equals the index, off_value elsewhere (out-of-range "
                "indices give an all-off row)", differentiable=False, tf_api="one_hot")
+
+
+# pad ---------------------------------------------------------------------------------------------------
+
+def pad_pairs(x_rank, paddings):
+    """The flat `paddings` attribute as (before, after) per dim of x; InvalidArgumentError as TF's Pad."""
+    if len(paddings) != 2 * x_rank:
+        raise InvalidArgumentError("The first dimension of paddings must be the rank of inputs"
+                                   f"{[len(paddings) // 2, 2]}, [{x_rank}] [Op:Pad]")
+    pairs = list(zip(paddings[0::2], paddings[1::2]))
+    for before, after in pairs:
+        if before < 0 or after < 0:
+            raise InvalidArgumentError(f"Paddings must be non-negative: {before} {after} [Op:Pad]")
+    return pairs
+
+
+def _pad_infer(types, attrs):
+    x, value = types
+    _scalar("PadV2", "constant_values", value)
+    rules.same_dtype("PadV2", [x, value])
+    pairs = pad_pairs(x.rank, attrs["paddings"])
+    return TensorType(tuple(None if d is None else d + a + b for d, (a, b) in zip(x.shape, pairs)), x.dtype)
+
+
+def _pad_kernel(arrays, attrs):
+    x, value = arrays
+    return np.pad(x, pad_pairs(x.ndim, attrs["paddings"]), constant_values=value[()])
+
+
+define("pad", ["x", "value"], _pad_infer, _pad_kernel, {"paddings": "i64s"}, tf_name="PadV2",
+       summary="x surrounded by the scalar `value`: paddings[2i], paddings[2i+1] elements before and after dim i",
+       tf_api="pad")
+
+
+# eye ---------------------------------------------------------------------------------------------------
+
+def _eye_infer(types, attrs):
+    for d in attrs["shape"]:
+        if d < 0:
+            raise InvalidArgumentError(f"Dimension {d} must be >= 0 [Op:Eye]")
+    if len(attrs["shape"]) < 2:
+        raise InvalidArgumentError(f"eye needs [..., rows, columns], got shape {list(attrs['shape'])} [Op:Eye]")
+    return TensorType(attrs["shape"], attrs["dtype"])
+
+
+def _eye_kernel(arrays, attrs):
+    *batch, rows, cols = attrs["shape"]
+    one = np.eye(rows, cols, dtype=attrs["dtype"].np)
+    return np.broadcast_to(one, tuple(batch) + (rows, cols)).copy()
+
+
+define("eye", [], _eye_infer, _eye_kernel, {"shape": "i64s", "dtype": "dtype"}, tf_name="Eye",
+       summary="identity matrices of a static shape [..., rows, columns]: 1 where row == column, else 0",
+       differentiable=False, tf_api=("eye", "linalg.eye"))

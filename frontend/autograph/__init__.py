@@ -25,6 +25,11 @@ def to_code(entity, recursive=True, experimental_optional_features=None):
     return function_source(fn)
 
 
+def trace(*args):
+    """Print the arguments while tracing (TF's `tf.autograph.trace`: it runs when the graph is built)."""
+    print(*args)
+
+
 def to_graph(entity, recursive=True, experimental_optional_features=None):
     """The converted function itself."""
     return for_trace(getattr(entity, "python_function", entity))

@@ -30,6 +30,49 @@ def bound(nodes):
     return out
 
 
+def _composite_key(node):
+    """The source of a target like `x.a`, `x["b"]` or `y[i]` (a name reached by attributes and subscripts whose
+    keys are constants or names), with the names it depends on; None for any other target."""
+    support, n = set(), node
+    while isinstance(n, (ast.Attribute, ast.Subscript)):
+        if isinstance(n, ast.Subscript):
+            key = n.slice
+            if isinstance(key, ast.Name):
+                support.add(key.id)
+            elif not isinstance(key, ast.Constant):
+                return None
+        n = n.value
+    if not isinstance(n, ast.Name) or n is node:
+        return None
+    support.add(n.id)
+    return ast.unparse(node), frozenset(support)
+
+
+def _targets(node):
+    if isinstance(node, (ast.Assign,)):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+        return [node.target]
+    return []
+
+
+def composites(nodes):
+    """{source: names it depends on} of the attributes and subscripts assigned by statements, in this scope."""
+    out, todo = {}, list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (*_SCOPES, *_COMPREHENSIONS)):
+            continue
+        for t in _targets(n):
+            for e in ast.walk(t):
+                if isinstance(e, (ast.Attribute, ast.Subscript)) and isinstance(e.ctx, ast.Store):
+                    key = _composite_key(e)
+                    if key is not None:
+                        out.setdefault(*key)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
 def reads(node):
     """Names read anywhere in `node`, nested scopes included (a closure may read them later)."""
     out = set()
@@ -94,7 +137,8 @@ def live(stmts, out):
 def _live_stmt(s, out):
     if isinstance(s, ast.If):
         s._ag_live_out = set(out)
-        return reads(s.test) | live(s.body, out) | live(s.orelse, out)
+        s._ag_live_in = reads(s.test) | live(s.body, out) | live(s.orelse, out)
+        return s._ag_live_in
     if isinstance(s, (ast.While, ast.For)):
         return _live_loop(s, out)
     if isinstance(s, ast.With):

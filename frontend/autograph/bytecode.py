@@ -14,6 +14,8 @@ import types
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis, "hasjump", ()))
 _TRUTH = frozenset(("UNARY_NOT", "TO_BOOL"))  # `not x` calls bool(x): a tensor needs ag__.not_
 _UNKNOWN = object()
+# Builtins that converted_call replaces while tracing (operators.BUILTINS): a call of one needs conversion.
+OVERLOADED_BUILTINS = frozenset((range, len))
 # A call of a value that is neither a global nor a method pushes NULL: before loading the callee up to Python
 # 3.12, after it from 3.13.
 _NULL_AFTER_CALLEE = sys.version_info >= (3, 13)
@@ -90,7 +92,7 @@ def _cell_value(cell):
 
 def _callee_needs(f, is_plain, seen):
     """Whether calling f from converted code could run converted code that the plain call would not."""
-    if f is _UNKNOWN:
+    if f is _UNKNOWN or any(f is b for b in OVERLOADED_BUILTINS):
         return True
     if isinstance(f, (type, types.BuiltinFunctionType, types.ModuleType)) or not callable(f):
         return False

@@ -1,6 +1,7 @@
 """Convert user functions (once, cached) and call them: source -> AST -> converted AST -> code object with the
 original file name and line numbers -> a function sharing the original's globals and closure cells."""
 import ast
+import copy
 import functools
 import inspect
 import os
@@ -225,8 +226,12 @@ def _compile(fn, node):
         free.append("__class__")
     args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in free], vararg=None, kwonlyargs=[],
                          kw_defaults=[], kwarg=None, defaults=[])
-    factory = ast.FunctionDef(name="__ag_factory", args=args, body=[node, ast.Return(value=ast.Name(
-        id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None, type_params=[])
+    # the def gets a name of its own in the factory: under its real name, a call of itself (recursion) would read
+    # the factory's local instead of the global or closure variable it names
+    inner = copy.copy(node)
+    inner.name = "__ag_converted"
+    factory = ast.FunctionDef(name="__ag_factory", args=args, body=[inner, ast.Return(value=ast.Name(
+        id=inner.name, ctx=ast.Load()))], decorator_list=[], returns=None, type_params=[])
     module = ast.Module(body=[factory], type_ignores=[])
     ast.copy_location(factory, node)
     ast.fix_missing_locations(module)
@@ -237,13 +242,16 @@ def _compile(fn, node):
     namespace = {}
     exec(code, namespace)  # noqa: S102  (defines the factory only)
     made = namespace["__ag_factory"](*([None] * len(free)))
-    return made.__code__
+    return made.__code__.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)
 
 
 # --- calls ----------------------------------------------------------------------------------------------------
 
 def converted_call(f, args, kwargs):
     """Call f from converted code, converting it first when it is user code."""
+    overload = operators.BUILTINS.get(f) if isinstance(f, types.BuiltinFunctionType) or f is range else None
+    if overload is not None and graph_mod.current() is not None:
+        return overload(*args, **(kwargs or {}))
     target = _call_target(f)
     return target(*args, **kwargs) if kwargs else target(*args)
 
@@ -270,7 +278,7 @@ def _call_target(f):
 AG_NAMESPACE = types.SimpleNamespace(
     converted_call=converted_call, Undefined=operators.Undefined, UndefinedReturnValue=operators.UndefinedReturnValue,
     and_=operators.and_, autograph_artifact=operators.autograph_artifact, for_stmt=operators.for_stmt,
-    if_exp=operators.if_exp, if_stmt=operators.if_stmt, not_=operators.not_, or_=operators.or_,
+    if_exp=operators.if_exp, if_stmt=operators.if_stmt, ldu=operators.ldu, not_=operators.not_, or_=operators.or_,
     retval=operators.retval, while_stmt=operators.while_stmt)
 
 

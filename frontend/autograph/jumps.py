@@ -65,8 +65,9 @@ class _Lowering:
     def _replace(self, s):
         stmts = [ast.copy_location(assign(self.flag, ast.Constant(True)), s)]
         if self.kind is ast.Return:
+            # the value first: if computing it raises (inside a `try`), no return has happened, as in Python
             value = s.value if s.value is not None else ast.Constant(None)
-            stmts.append(ast.copy_location(assign(self.retval, value), s))
+            stmts.insert(0, ast.copy_location(assign(self.retval, value), s))
         return stmts
 
     def _compound(self, s):

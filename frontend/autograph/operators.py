@@ -2,23 +2,26 @@
 time, whether its statement is plain Python (a Python condition or iterable) or staged control flow (a tensor
 condition or iterable -> `build_if` / `build_while`)."""
 import sys
+import time
 import warnings
 import weakref
 
 import numpy as np
 from mlir import ir
 
-from tfn import nest
+from tfn import dtypes, errors, nest
 from tfn.control_flow.pending import Pending, PendingRead
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects.locations import frame_position, with_excerpt
 from tfn.dialects.types import TensorType
-from tfn.ops import math_ops, shape_ops
+from tfn.ops import fill_ops, math_ops, py_function, shape_ops
 from tfn.ops.control_flow import build_if, build_while
 
 # A Python loop this long while tracing probably meant to be a tensor loop (TF warns likewise).
 UNROLL_WARN_ITERATIONS = 3000
+# A Python loop still running this many seconds into a trace is taken to be endless: the trace stops with an error.
+RUNAWAY_LOOP_SECONDS = 5.0
 
 
 class AutoGraphWarning(UserWarning):
@@ -97,8 +100,17 @@ def _at(where):
 
 
 def _staged(x):
-    """Whether control flow on x must be staged: a symbolic tensor of the trace in progress."""
-    return isinstance(x, SymbolicTensor) and graph_mod.current() is not None
+    """Whether control flow on x must be staged: any tensor while tracing (an eager one made or captured by the
+    function is a value of the graph too, as in TF)."""
+    return isinstance(x, TensorBase) and graph_mod.current() is not None
+
+
+def ldu(load, name):
+    """The value `load()` reads (an attribute or item of the state), or Undefined(name) where it is missing."""
+    try:
+        return load()
+    except (KeyError, AttributeError, IndexError, NameError, UnboundLocalError):
+        return Undefined(name)
 
 
 def _get(get_state, names):
@@ -106,14 +118,26 @@ def _get(get_state, names):
     try:
         return tuple(get_state())
     except NameError:
-        cells = dict(zip(get_state.__code__.co_freevars, get_state.__closure__ or ()))
-        values = []
-        for n in names:
-            try:
-                values.append(cells[n].cell_contents)
-            except ValueError:
-                values.append(Undefined(n))
-        return tuple(values)
+        # fill the unbound variables' cells with Undefined for one read, then empty them again
+        empty = [(n, c) for n, c in zip(get_state.__code__.co_freevars, get_state.__closure__ or ())
+                 if not _bound(c)]
+        for n, c in empty:
+            c.cell_contents = Undefined(n)
+        try:
+            return tuple(get_state())
+        finally:
+            for _, c in empty:
+                del c.cell_contents
+
+
+def _bound(cell):
+    try:
+        return cell.cell_contents is not _NOTHING
+    except ValueError:  # an empty cell
+        return False
+
+
+_NOTHING = object()
 
 
 # --- if -----------------------------------------------------------------------------------------------------
@@ -124,8 +148,11 @@ def _shown(names):
                  else n for n in names)
 
 
-def if_stmt(cond, body, orelse, get_state, set_state, names):
-    """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if."""
+def if_stmt(cond, body, orelse, get_state, set_state, names, nouts=None):
+    """`if cond: body() else: orelse()`; a tensor condition traces both into one scf.if.
+
+    names: the state, its first `nouts` the outputs; the rest are variables the branches change but only read
+    before changing (each branch starts from their values before the `if`, which they keep after it)."""
     if not _staged(cond):
         if cond:
             body()
@@ -134,20 +161,22 @@ def if_stmt(cond, body, orelse, get_state, set_state, names):
         return
     where = _where()
     init = _get(get_state, names)
+    nouts = len(names) if nouts is None else nouts
+    cond = _symbolic(cond)
 
     def branch(fn, label, other):
         def run():
             before = _get(get_state, names)  # restored after: a gradient traces the branch again, later
             set_state(init)
             fn()
-            out = _get(get_state, names)
+            out = _get(get_state, names)[:nouts]
             set_state(before)
             _check_branch(out, names, label, other, where)
             return out
         return run
-    outs = build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names),
-                       where)
-    set_state(outs)
+    outs = build_if(cond, branch(body, "main", "else"), branch(orelse, "else", "main"), _shown(names[:nouts]),
+                    where)
+    set_state(tuple(outs) + init[nouts:])
 
 
 def _check_branch(values, names, label, other, where):
@@ -209,6 +238,29 @@ def not_(x):
     return math_ops.logical_not(x)
 
 
+# --- builtins (TF's py_builtins): called through converted_call while tracing ----------------------------------
+
+def range_(*args):
+    """`range(...)`: tfn.range when a bound is a tensor, else Python's range."""
+    if not any(isinstance(a, TensorBase) for a in args):
+        return range(*args)
+    return fill_ops.range(*args)
+
+
+def len_(x):
+    """`len(x)`: a tensor's first dimension, as a tensor when it is only known at run time."""
+    if not isinstance(x, TensorBase) or not hasattr(x, "_shape"):
+        return len(x)
+    if not x._shape:
+        raise ValueError(f"len requires a non-scalar tensor, got one of shape {x.shape}")
+    if x._shape[0] is not None:
+        return x._shape[0]
+    return shape_ops.shape(x)[0]
+
+
+BUILTINS = {range: range_, len: len_}
+
+
 # --- while ------------------------------------------------------------------------------------------------------
 
 def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
@@ -221,7 +273,7 @@ def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
     if _staged(c):
         _staged_loop(test, body, get_state, set_state, names, opts, where, loop_local=loop_local)
         return
-    n = 0
+    unroll = _Unroll(where)
     while True:
         if _staged(c):
             raise NotImplementedError(with_excerpt(
@@ -233,18 +285,32 @@ def while_stmt(test, body, get_state, set_state, names, opts, loop_local=()):
         if not c:
             return
         body()
-        n = _count(n, where)
+        unroll.count()
         c = test()
 
 
-def _count(n, where):
-    n += 1
-    if n == UNROLL_WARN_ITERATIONS and graph_mod.current() is not None:
-        warnings.warn(f"Large unrolled loop detected at {_at(where)}: this Python loop has run {n} iterations "
-                      "while tracing, adding its ops to the graph each time. Did you mean a tensor loop (loop over "
-                      "tfn.range or a tensor, or give the `while` a tensor condition)?", AutoGraphWarning,
-                      stacklevel=3)
-    return n
+class _Unroll:
+    """Iterations of a Python loop run while tracing: warns when it is long, stops it when it seems endless."""
+
+    def __init__(self, where):
+        self.where, self.n, self.started = where, 0, None
+
+    def count(self):
+        self.n += 1
+        if self.n < UNROLL_WARN_ITERATIONS or graph_mod.current() is None:
+            return
+        if self.n == UNROLL_WARN_ITERATIONS:
+            self.started = time.monotonic()
+            warnings.warn(f"Large unrolled loop detected at {_at(self.where)}: this Python loop has run {self.n} "
+                          "iterations while tracing, adding its ops to the graph each time. Did you mean a tensor "
+                          "loop (loop over tfn.range or a tensor, or give the `while` a tensor condition)?",
+                          AutoGraphWarning, stacklevel=3)
+        elif self.n % 256 == 0 and time.monotonic() - self.started > RUNAWAY_LOOP_SECONDS:
+            raise RuntimeError(with_excerpt(
+                f"The Python loop at {_at(self.where)} has run {self.n} iterations while tracing and does not "
+                "end: its condition is a Python value that the loop never makes false. Make it a tensor loop "
+                "(a tensor condition, or loop over tfn.range or a tensor), or make the condition change.",
+                self.where))
 
 
 def _loop_options(opts, init, names):
@@ -268,16 +334,14 @@ def _undefined_before(name, where, why):
                                    "value", where))
 
 
-def _check_defined(init, names, where, loop_local):
+def _check_defined(init, names, where):
     """The initial values, with a Pending for each variable the loop may define first (its type is learned
-    from the body: a return value, or a variable assigned in the body before any use)."""
+    from the body: a return value, or a variable assigned in the body before any use, as TF 2.21 allows)."""
     out = []
     for name, v in zip(names, init):
         if isinstance(v, UndefinedReturnValue) or isinstance(v, Pending) and v.lenient:
             v = Pending(name, lenient=True)
         elif isinstance(v, (Undefined, Pending)):
-            if name not in loop_local:
-                raise _undefined_before(name, where, "uses it in a later iteration or after the loop")
             v = Pending(name, lenient=False)
         if v is None:
             raise ValueError(with_excerpt(f"'{name}' is not allowed to be None before the loop at {_at(where)}: "
@@ -286,19 +350,40 @@ def _check_defined(init, names, where, loop_local):
     return tuple(out)
 
 
+def _first_defined(init, names, loop_local):
+    """The variables the loop defines first and that are used after it: a loop that runs no iteration leaves
+    them undefined, which TF reports when the function runs."""
+    return [n for n, v in zip(names, init) if isinstance(v, Pending) and not v.lenient and n not in loop_local]
+
+
+def _require_iteration(names):
+    """A py_function body raising TF's run-time error when the loop ran no iteration."""
+    message = f"loop must iterate at least once to initialize {', '.join(names)}"
+
+    def check(iterated):
+        if not bool(iterated):
+            raise errors.InvalidArgumentError(message)
+        return iterated
+    return check
+
+
 def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=None, loop_local=()):
     """A tensor loop: `while test(): body()`; with `counter=(init, advance)` a hidden first loop variable k,
     `test(k)`, and `advance(k) -> (item, next k)` feeding `body(item)`."""
-    init = _check_defined(_get(get_state, names), names, where, loop_local)
+    init = _check_defined(_get(get_state, names), names, where)
     invariants = _loop_options(opts, init, names)
+    first_defined = _first_defined(init, names, loop_local)
     hidden = () if counter is None else (counter[0],)
+    n_counter = len(hidden)
+    if first_defined:  # a flag set by the body: whether the loop ran at least once
+        hidden += (convert_to_tensor(False),)
     h = len(hidden)
 
     def cond_fn(*vs):
         before = _get(get_state, names)  # restored after: a gradient traces the loop again, later
         set_state(vs[h:])
         try:
-            return test(*vs[:h])
+            return test(*vs[:n_counter])
         finally:
             set_state(before)
 
@@ -312,6 +397,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
             item, k = counter[1](vs[0])
             body(item)
             nxt = (k,)
+        nxt += (True,) * (h - n_counter)
         out = _get(get_state, names)
         set_state(before)
         for name, v in zip(names, out):
@@ -320,7 +406,7 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
                     f"'{name}' must be defined on every path through the loop at {_at(where)}", where))
         return nxt + out
 
-    all_names = ("loop counter",) * h + _shown(names)
+    all_names = ("loop counter",) * n_counter + ("loop iterated",) * (h - n_counter) + _shown(names)
     if invariants is not None:
         invariants = [None] * h + invariants
     try:
@@ -332,6 +418,8 @@ def _staged_loop(test, body, get_state, set_state, names, opts, where, counter=N
     for v, out in zip(init, outs[h:]):
         if isinstance(v, Pending) and v.lenient and v.learned is not None:
             _mark_unreturned(out, where)
+    if first_defined:
+        py_function.py_function(_require_iteration(first_defined), [outs[n_counter]], dtypes.bool)
     set_state(outs[h:])
 
 
@@ -349,7 +437,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
         _dataset_for(iter_, extra_test, body, get_state, set_state, names, opts, where, loop_local)
         return
     it = iter(iter_)
-    n = 0
+    unroll = _Unroll(where)
     while True:
         if extra_test is not None:
             go = extra_test()
@@ -365,7 +453,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, names, opts, loop_lo
         except StopIteration:
             return
         body(item)
-        n = _count(n, where)
+        unroll.count()
 
 
 def _tensor_for(x, extra_test, body, get_state, set_state, names, opts, where, loop_local):

@@ -124,11 +124,12 @@ class FunctionConverter:
     # --- state of one statement ---------------------------------------------------------------------
 
     def _state(self, s, live):
-        """(state names, nonlocal names, names to pre-bind as Undefined) of a converted statement."""
+        """(state names, nonlocal names, names to pre-bind as Undefined) of a converted loop: the variables it
+        changes that are live into or out of it, then the attributes and subscripts it assigns (TF's rule)."""
         modified = s._ag_modified - self.globals
-        state = sorted(modified & live)
+        state = sorted(modified & live) + _composites(s, s._ag_live_in)
         nonlocal_ = sorted(n for n in modified if n in s._ag_defined or n in live)
-        undefined = [n for n in state if n not in s._ag_defined]
+        undefined = [n for n in state if n not in s._ag_defined and n in modified]
         return state, nonlocal_, undefined
 
     def _decls(self, nonlocal_, s):
@@ -138,10 +139,12 @@ class FunctionConverter:
 
     def _state_fns(self, state):
         get_name, set_name, arg = self.names.new("get_state"), self.names.new("set_state"), self.names.new("vars_")
-        getter = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_load(n) for n in state], ctx=ast.Load()))])
-        setter_body = [ast.Nonlocal(names=list(state)),
-                       ast.Assign(targets=[ast.Tuple(elts=[_store(n) for n in state], ctx=ast.Store())],
+        getter = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_state_load(n) for n in state],
+                                                                ctx=ast.Load()))])
+        simple = [n for n in state if n.isidentifier()]
+        setter_body = [ast.Assign(targets=[ast.Tuple(elts=[_state_store(n) for n in state], ctx=ast.Store())],
                                   value=_load(arg))] if state else [ast.Pass()]
+        setter_body = ([ast.Nonlocal(names=simple)] if simple else []) + setter_body
         return [getter, _def(set_name, [arg], setter_body)], get_name, set_name
 
     def _prebind(self, undefined):
@@ -150,13 +153,20 @@ class FunctionConverter:
     # --- statements --------------------------------------------------------------------------------
 
     def if_stmt(self, s):
-        state, nonlocal_, undefined = self._state(s, s._ag_live_out)
+        """`ag__.if_stmt(test, body, orelse, get_state, set_state, names, nouts)`: the state is the outputs (the
+        variables changed and live after the `if`, and the attributes and subscripts assigned) followed by the
+        changed variables only read before being changed (each branch starts from their values before the `if`)."""
+        outputs, nonlocal_, undefined = self._state(s, s._ag_live_out)
+        modified = s._ag_modified - self.globals
+        inputs = sorted((modified & s._ag_live_in) - s._ag_live_out)
+        undefined += [n for n in inputs if n not in s._ag_defined]
+        state = outputs + inputs
         body_name, else_name = self.names.new("if_body"), self.names.new("else_body")
         fns, get_name, set_name = self._state_fns(state)
         body = _def(body_name, [], self._decls(nonlocal_, s) + s.body)
         orelse = _def(else_name, [], self._decls(nonlocal_, s) + s.orelse)
         call = _call(_ag("if_stmt"), s.test, _load(body_name), _load(else_name), _load(get_name), _load(set_name),
-                     _strs(state))
+                     _strs(state), ast.Constant(len(outputs)))
         return self._prebind(undefined) + fns + [body, orelse, ast.Expr(value=call)]
 
     def while_stmt(self, s):
@@ -191,9 +201,39 @@ class FunctionConverter:
         return out + [ast.Expr(value=call)]
 
 
+def _composites(s, live_in):
+    """The attributes and subscripts a statement assigns whose names are all live into it, as source text."""
+    return sorted(key for key, support in s._ag_composites.items() if support <= live_in)
+
+
+def _state_load(name):
+    """A state entry read by get_state: a variable, or `ag__.ldu(lambda: x.a, "x.a")` (Undefined if missing)."""
+    if name.isidentifier():
+        return _load(name)
+    return _call(_ag("ldu"), _thunk(_parse(name)), ast.Constant(name))
+
+
+def _state_store(name):
+    if name.isidentifier():
+        return _store(name)
+    target = _parse(name)
+    target.ctx = ast.Store()
+    return target
+
+
+def _parse(source):
+    """An expression node for source text, without locations (it takes those of the statement it serves)."""
+    node = ast.parse(source, mode="eval").body
+    for n in ast.walk(node):
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if hasattr(n, attr):
+                delattr(n, attr)
+    return node
+
+
 def _loop_local(s, state):
     """[names of the loop's state not live after it] when there are any (they may start the loop undefined)."""
-    local = [n for n in state if n not in s._ag_live_out]
+    local = [n for n in state if n not in s._ag_live_out and n.isidentifier()]
     return [_strs(local)] if local else []
 
 
@@ -206,6 +246,7 @@ def _annotate_modified(stmts):
     for s in stmts:
         if isinstance(s, (ast.If, ast.While, ast.For)):
             s._ag_modified = analysis.bound(s.body + s.orelse + ([s.target] if isinstance(s, ast.For) else []))
+            s._ag_composites = analysis.composites(s.body + s.orelse)
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         for field in ("body", "orelse", "finalbody"):
@@ -285,8 +326,10 @@ class ExpressionConverter(ast.NodeTransformer):
         return ast.copy_location(_call(_ag("autograph_artifact"), node), node)
 
     def visit_Call(self, node):
-        self.generic_visit(node)
         f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == AG and f.attr == "ldu":
+            return node  # a state read made by the statement conversion
+        self.generic_visit(node)
         if isinstance(f, ast.Name) and f.id in _FRAME_BUILTINS:
             if f.id == "super" and not node.args:
                 return node  # given its arguments by the caller (see convert_function)

@@ -53,8 +53,8 @@ class LoopVars:
         if hasattr(inv, "shape") and not isinstance(inv, (list, tuple, TensorShape)):
             inv = inv.shape  # a TensorSpec
         inv = TensorShape(inv)
-        if inv.rank is None:
-            raise self.st.fail(ValueError, f"the shape invariant of '{n}' has unknown rank; tfn needs the rank")
+        if inv.rank is None:  # any shape: tfn's loop values keep their rank, so any size in each dim
+            return (None,) * len(t._shape)
         shape = tuple(inv)
         if not fits(t._shape, shape):
             raise self.st.fail(ValueError, f"the shape invariant {shape_str(shape)} of '{n}' is not compatible "
@@ -122,6 +122,10 @@ class LoopVars:
         if t.dtype is not tt.dtype:
             raise st.fail(TypeError, f"'{n}' has dtype {tt.dtype.name} before the loop, but dtype "
                                      f"{t.dtype.name} after one iteration")
+        if len(t._shape) != len(tt.shape) and all(d is None for d in tt.shape):
+            raise st.fail(ValueError, f"'{n}' has rank {len(tt.shape)} before the loop, but rank {len(t._shape)} "
+                                      "after one iteration; tfn loop variables keep their rank, even under an "
+                                      "unknown-rank shape invariant")
         if not fits(t._shape, tt.shape):
             raise st.fail(ValueError, f"'{n}' has shape {shape_str(tt.shape)} before the loop, but shape "
                                       f"{shape_str(t._shape)} after one iteration. {self.hint}")

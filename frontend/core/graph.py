@@ -89,6 +89,7 @@ class FuncGraph:
         self.created_variables = []
         self.writebacks = []  # per result after the user's: the setter of the variable it is the new value of
         self.callbacks = []  # handler(arrays) -> arrays per run-time callback site (runtime/callbacks.py)
+        self.name_scope = ""  # the open tfn.name_scope: a prefix of the op names, "" or ending in "/"
         self._scopes = []  # the open control-flow regions, innermost last
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
@@ -201,7 +202,7 @@ class FuncGraph:
         op = ir.Operation.create(opdef.full_name, results=[t.to_mlir() for t in result_types],
                                  operands=[o._mlir for o in operands], attributes=attributes,
                                  loc=self.location(), ip=self.ip)
-        name = self.unique_name(opdef.name)
+        name = self.unique_name(self.name_scope + opdef.name)
         self.op_names[op] = name  # the op's node name in as_graph_def()
         return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
 

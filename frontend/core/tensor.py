@@ -29,9 +29,37 @@ class TensorBase:
     def __pos__(self):
         return self
 
+    def ref(self):
+        """A hashable reference to this very tensor or variable (TF's `Tensor.ref()`); `.deref()` gives it back."""
+        return Reference(self)
+
+    experimental_ref = ref
+
     __hash__ = None  # as TF 2: elementwise `==` makes tensors unhashable (use id() or .ref())
     # The other operators are ops: the modules defining those ops install them here (math_ops: arithmetic,
     # comparisons and logic; linalg_ops: `@`; slicing_ops: `x[key]`), so `import tfn` installs them all.
+
+
+class Reference:
+    """A tensor or variable as a dict key or set member: equal only to a reference to the same object."""
+
+    __slots__ = ("_wrapped",)
+
+    def __init__(self, wrapped):
+        self._wrapped = wrapped
+
+    def deref(self):
+        """The referenced tensor or variable."""
+        return self._wrapped
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and self._wrapped is other._wrapped
+
+    def __hash__(self):
+        return id(self._wrapped)
+
+    def __repr__(self):
+        return f"<Reference wrapping {self._wrapped!r}>"
 
 
 class Tensor(TensorBase):
@@ -261,4 +289,29 @@ def convert_to_tensor(value, dtype=None, name=None):
         return value
     if hasattr(value, "_as_tensor"):
         return value._as_tensor(dtype)
+    if isinstance(value, (list, tuple)) and _first_symbolic(value) is not None:
+        return _autopack(value, dtype)
     return constant(value, dtype)
+
+
+def _first_symbolic(value):
+    """The first symbolic tensor in nested lists/tuples, or None."""
+    for v in value:
+        if isinstance(v, SymbolicTensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            found = _first_symbolic(v)
+            if found is not None:
+                return found
+    return None
+
+
+# tf.stack, installed by tfn.ops.array_ops (the ops build on this module): packs lists holding symbolic tensors
+STACK = []
+
+
+def _autopack(value, dtype):
+    """A nested list holding symbolic tensors as one tensor (TF packs it with tf.stack), of the tensors' dtype."""
+    dtype = dtype if dtype is not None else _first_symbolic(value).dtype
+    return STACK[0]([_autopack(v, dtype) if isinstance(v, (list, tuple)) and _first_symbolic(v) is not None
+                     else convert_to_tensor(v, dtype) for v in value])

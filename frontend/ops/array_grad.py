@@ -183,3 +183,16 @@ def _scatter_update_grad(op, g):
     d_updates = reshape_to(rows, updates, "tfn.tensor_scatter_nd_update")
     d_tensor = tensor_scatter_nd_update(g, indices, fill_ops.zeros_like(updates))
     return d_tensor, None, d_updates
+
+
+# pad ---------------------------------------------------------------------------------------------------
+
+@gradient(ops.pad)
+def _pad_grad(op, g):
+    """x's gradient is g without the padding; the padding value's is the sum of g over the padding."""
+    x = op.inputs[0]
+    flat = op.attrs["paddings"]
+    gx = g[tuple(slice(b, -a if a else None) for b, a in zip(flat[0::2], flat[1::2]))] if x.ndim else g
+    if not op.needs[1]:
+        return gx, None
+    return gx, math_ops.subtract(reduction_ops.reduce_sum(g), reduction_ops.reduce_sum(gx))

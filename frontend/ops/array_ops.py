@@ -5,6 +5,7 @@ NumPy arrays or eager tensors. A symbolic tensor there raises TypeError.
 """
 import numpy as np
 
+from tfn.core import tensor as tensor_mod
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
@@ -150,3 +151,6 @@ def unstack(value, num=None, axis=0, name="unstack"):
     num = len(ops_shape.unstack_types(_type(x), num, axis))
     return apply("unstack", [x], {"num": num, "axis": axis})
 
+
+
+tensor_mod.STACK[:] = [stack]  # convert_to_tensor packs lists of symbolic tensors with it

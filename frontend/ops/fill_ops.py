@@ -1,7 +1,8 @@
-"""Tensor-making functions: fill, zeros, ones, zeros_like, ones_like, range, one_hot.
+"""Tensor-making functions: fill, zeros, ones, zeros_like, ones_like, range, one_hot, eye, pad.
 
-Shapes (`dims`, `shape`) and `depth` must be known when a function is traced (Python ints, lists, TensorShape
-or eager tensors); use zeros_like/ones_like for the shape of a tensor with dynamic dims.
+`depth`, eye's sizes and pad's `paddings` must be known when a function is traced (Python ints, lists,
+TensorShape or eager tensors). fill/zeros/ones also take sizes known only at run time (symbolic dims, or a 1-D
+shape tensor of known length): a static shape is one tfn.fill, a run-time one costs a few ops more.
 """
 import numpy as np
 
@@ -12,6 +13,8 @@ from tfn.core.dispatch import _apply_symbolic, apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, optable
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.ops import array_ops, math_ops
 from tfn.ops.math_ops import cast
 
 
@@ -44,7 +47,34 @@ def _make(name, inputs, attrs):
 @op_api(ops.fill, exports=("fill",))
 def fill(dims, value, name=None):
     """A tensor of shape `dims` with every element the scalar `value` (dtype from value, as TF)."""
+    if _runtime_shape(dims):
+        return _fill_runtime(dims, convert_to_tensor(value))
     return _make("fill", [convert_to_tensor(value)], {"shape": _static_shape(dims, "Fill")})
+
+
+def _runtime_shape(shape):
+    """Whether a shape argument holds a symbolic tensor (a size known only when the function runs)."""
+    return isinstance(shape, SymbolicTensor) or (isinstance(shape, (list, tuple)) and
+                                                 any(isinstance(d, SymbolicTensor) for d in shape))
+
+
+def _fill_runtime(shape, value):
+    """fill with run-time sizes: fill_like of a tensor of that shape, made by broadcasting one tfn.range per
+    dim against the others (the rank must be known while tracing)."""
+    if isinstance(shape, SymbolicTensor):
+        if shape.ndim != 1 or shape._shape[0] is None:
+            raise ValueError(f"Fill: a run-time shape must be a 1-D tensor of known length, got {shape!r}")
+        dims = [shape[i] for i in range(shape._shape[0])]
+    else:
+        dims = list(shape)
+    probe = None
+    for axis, d in enumerate(dims):
+        n = convert_to_tensor(d) if isinstance(d, TensorBase) else convert_to_tensor(int(d), dtypes.int32)
+        along = [1] * len(dims)
+        along[axis] = -1
+        line = array_ops.reshape(math_ops.less(range(n), 0), along)  # all False, sized n along `axis`
+        probe = line if probe is None else math_ops.logical_or(probe, line)
+    return apply("fill_like", [probe, value])
 
 
 def _scalar(v, dtype):
@@ -55,6 +85,8 @@ def _scalar(v, dtype):
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 0 (False, b"") of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
+    if _runtime_shape(shape):
+        return _fill_runtime(shape, _scalar(0, dtype))
     return _make("fill", [_scalar(0, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 
@@ -62,6 +94,8 @@ def zeros(shape, dtype=dtypes.float32, name=None):
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with 1 (True) of `dtype`."""
     dtype = dtypes.as_dtype(dtype)
+    if _runtime_shape(shape):
+        return _fill_runtime(shape, _scalar(1, dtype))
     return _make("fill", [_scalar(1, dtype)], {"shape": _static_shape(shape, "Fill")})
 
 
@@ -125,3 +159,69 @@ def _one_hot_value(value, dtype, what):
     if isinstance(value, TensorBase) and value.dtype is not dtype:
         raise TypeError(f"dtype {value.dtype.name} of {what} does not match dtype parameter {dtype.name}")
     return convert_to_tensor(value, dtype)
+
+
+@op_api(ops.eye, exports=("eye", "linalg.eye"))
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    """Identity matrices `[*batch_shape, num_rows, num_columns]` (num_columns defaults to num_rows)."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.is_string:
+        raise TypeError("Eye: a string identity matrix is not defined; use a numeric or bool dtype")
+    rows = _static_shape([num_rows], "Eye")[0]
+    cols = rows if num_columns is None else _static_shape([num_columns], "Eye")[0]
+    batch = () if batch_shape is None else _static_shape(batch_shape, "Eye")
+    return _make("eye", [], {"shape": batch + (rows, cols), "dtype": dtype})
+
+
+_PAD_MODES = ("CONSTANT", "REFLECT", "SYMMETRIC")
+
+
+@op_api(ops.pad, exports=("pad",))
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """`tensor` padded by `paddings` ([rank, 2]: before and after each dim): with `constant_values`, or by
+    mirroring its edges (REFLECT leaves the edge out, SYMMETRIC repeats it; their dims must be static)."""
+    x = convert_to_tensor(tensor)
+    pairs = _paddings(paddings, x.ndim)
+    mode = str(mode).upper()
+    if mode not in _PAD_MODES:
+        raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
+                         f"\"SYMMETRIC\". Received `mode` = {mode}")
+    if mode == "CONSTANT":
+        value = convert_to_tensor(constant_values, x.dtype)
+        return apply("pad", [x, value], {"paddings": [p for pair in pairs for p in pair]})
+    for axis, (before, after) in enumerate(pairs):
+        x = _mirror(x, axis, before, after, mode == "REFLECT")
+    return x
+
+
+def _paddings(paddings, rank):
+    """paddings as [(before, after)] per dim, known when the function is traced."""
+    if isinstance(paddings, SymbolicTensor):
+        raise TypeError(f"Pad: `paddings` must be known when the function is traced, got {paddings!r}")
+    arr = np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
+    if arr.dtype.kind not in "iu" or arr.shape != (rank, 2):
+        raise ValueError(f"Pad: paddings must be an int tensor of shape [{rank}, 2] (the input's rank), got "
+                         f"{paddings!r}")
+    return [(int(a), int(b)) for a, b in arr]
+
+
+def _mirror(x, axis, before, after, reflect):
+    """x with `before`/`after` mirrored slices of its own edges along `axis` (MirrorPad)."""
+    if before == 0 and after == 0:
+        return x
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError(f"MirrorPad: dimension {axis} must be known when the function is traced")
+    edge = 1 if reflect else 0
+    if before > n - edge or after > n - edge:
+        raise InvalidArgumentError(f"paddings must be no greater than the dimension size: {before}, {after} greater "
+                                   f"than {n - edge} [Op:MirrorPad]")
+    lead = (slice(None),) * axis
+    pieces = []
+    if before:
+        pieces.append(x[lead + (slice(before - 1 + edge, None if edge - 1 < 0 else edge - 1, -1),)])
+    pieces.append(x)
+    if after:
+        stop = n - 1 - edge - after
+        pieces.append(x[lead + (slice(n - 1 - edge, None if stop < 0 else stop, -1),)])
+    return array_ops.concat(pieces, axis)

@@ -331,15 +331,25 @@ def _constant_source(tensor):
     return lambda: arr
 
 
-def capture_lines(g):
-    """The "Captures:" lines of a concrete function's signature, as TF prints them (`id: type`)."""
+def capture_types(g):
+    """[(id of a captured value, its trace type)] of a trace, in the order capture_lines lists them."""
+    return list(_captured(g))
+
+
+def _captured(g):
     created = {id(v) for v in g.created_variables}  # (by identity: `in` would compare tensors elementwise)
     listed = [(src, spec) for src, _, spec in g.captures]
     listed += [(v, VariableSpec(v)) for v in g.state  # variables written but never read: no input, still state
                if isinstance(v, Variable) and g.captured_input(v) is None and id(v) not in created]
+    return [(id(src), spec) for src, spec in listed]
+
+
+def capture_lines(g):
+    """The "Captures:" lines of a concrete function's signature, as TF prints them (`id: type`)."""
+    listed = _captured(g)
     if not listed:
         return ["  None"]
-    return [f"  {id(src)}: {spec!r}" for src, spec in listed]
+    return [f"  {key}: {spec!r}" for key, spec in listed]
 
 
 

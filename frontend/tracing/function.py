@@ -6,7 +6,8 @@ from mlir import ir
 
 from tfn import nest, runtime
 from tfn.core import graph_stack
-from tfn.core.tensor import Tensor, constant
+from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
+from tfn.core.tensor_shape import TensorShape
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import UnimplementedError
 from tfn.dialects.types import TensorType
@@ -176,22 +177,55 @@ class ConcreteFunction:
                 return trace_type.bind_or_fallback(self.name, self.function_type, e, args, kwargs)
         return arrays
 
+    @property
+    def output_shapes(self):
+        """The TensorShape of each output, in the outputs' structure (TF's)."""
+        return nest.map_structure(lambda x: TensorShape(None) if x is None else TensorShape(_as_output(x).shape),
+                                  self._out_structure)
+
+    @property
+    def output_dtypes(self):
+        """The DType of each output, in the outputs' structure (TF's)."""
+        return nest.map_structure(lambda x: None if x is None else _as_output(x).dtype, self._out_structure)
+
     def pretty_printed_signature(self, verbose=True):
-        """The parameters with their kinds and types, the output type and the captures, as TF prints them."""
+        """The parameters with their kinds and types, the output type and the captures, as TF prints them;
+        verbose=False: one line, the name and parameters with their Python values (`f(x, y=2)`)."""
+        if not verbose:
+            return self._signature_summary()
         lines = ["Input Parameters:"]
         lines += [f"  {n} ({k.name}): {t!r}" for n, k, t in self.function_type.params]
         lines += ["Output Type:", f"  {trace_type.format_output(self.function_type.output)}", "Captures:"]
         lines += variables.capture_lines(self.graph)
         return "\n".join(lines)
 
+    def _signature_summary(self):
+        args, kwargs = self.structured_input_signature
+        names = [n for n, k, _ in self.function_type.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL]
+        parts = [n if trace_type.has_tensors(t) else f"{n}={_python_value(t)}" for n, t in zip(names, args)]
+        if kwargs:
+            parts.append("*")
+            parts += [n if trace_type.has_tensors(t) else f"{n}={_python_value(t)}" for n, t in kwargs.items()]
+        return f"{self.name}({', '.join(parts)})"
+
     def __str__(self):
         return "ConcreteFunction " + self.pretty_printed_signature()
 
     def __repr__(self):
-        return f"<ConcreteFunction {self.name}{self.function_type} at 0x{id(self):X}>"
+        return f"<ConcreteFunction {self.pretty_printed_signature(verbose=False)} at 0x{id(self):X}>"
 
 
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+
+
+def _as_output(x):
+    """An output leaf as a tensor: Python values are returned as constants."""
+    return x if isinstance(x, TensorBase) else convert_to_tensor(x)
+
+
+def _python_value(t):
+    """The Python value a trace type without tensors stands for (its placeholder)."""
+    return t.placeholder_value(None)
 
 
 def _fast_runner(concrete):

@@ -34,7 +34,7 @@ class PolymorphicFunction:
         self._autograph = bool(autograph)
         self._converted_fn = None  # what traces run: AutoGraph's conversion of python_function (made lazily)
         self._name = name or getattr(python_function, "__name__", "function")
-        self.input_signature = None if input_signature is None else tuple(input_signature)
+        self.input_signature = _check_input_signature(input_signature)
         self._reduce_retracing = bool(reduce_retracing)
         self._signature = inspect.signature(python_function)
         params = list(self._signature.parameters.values())
@@ -46,6 +46,7 @@ class PolymorphicFunction:
         self._cache = {}  # exact call key -> ConcreteFunction
         self._traced = False  # traced once: later traces may not create variables
         self._concretes = []
+        self._tracing_count = 0  # Python traces run (a first trace creating variables is followed by another)
         self._calls = 0
         self._recent_traces = collections.deque(maxlen=5)  # call numbers of the latest traces
         self._warnings = 0
@@ -186,21 +187,37 @@ class PolymorphicFunction:
         if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
             return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
+        self._tracing_count += 1
         graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates
         with graph, trace_type.tracing_call(self, ftype):
             values = [trace_type.placeholder(t, (input_maker or _input_maker)(graph, name), graph)
                       for name, _, t in ftype.params]
             n_pos = sum(1 for _, k, _ in ftype.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL)
             s_kwargs = {n: v for (n, _, _), v in zip(ftype.params[n_pos:], values[n_pos:])}
+            before = [_contents(v) for v in values]
             outputs = variables.read_outputs(self._traced_function()(*values[:n_pos], **s_kwargs))
+            self._check_unmodified(ftype, values, before)
             out_leaves, results = _output_leaves(self._name, graph, outputs)
             graph.finish(results + variables.written_state(graph))
         if graph.created_variables:  # as TF: trace again without creating any; the first trace initialises
             first = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
             return variables.traced_again(self._trace(ftype, input_maker, register), first)
-        ftype = trace_type.FunctionType(ftype.params, _output_type(outputs))
+        ftype = trace_type.FunctionType(ftype.params, _output_type(outputs), variables.capture_types(graph))
         concrete = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
         return self._register(concrete) if register else concrete
+
+    def _check_unmodified(self, ftype, values, before):
+        """ValueError (TF's) when the function changed a list or dict it was given."""
+        changed = [n for (n, _, _), v, b in zip(ftype.params, values, before) if _contents(v) != b]
+        if changed:
+            raise ValueError(f"{self._name}{ftype.inputs_str()} should not modify its Python input arguments. "
+                             "Modifying a copy is allowed. The following parameter(s) were modified: "
+                             + ", ".join(changed))
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function has been traced (TF counts a variable-creating trace and the
+        trace that follows it)."""
+        return self._tracing_count
 
     def _register(self, concrete):
         self._note_trace(concrete.function_type)
@@ -250,6 +267,26 @@ class PolymorphicFunction:
         def get(stage="tfn"):
             return concrete.ir(stage)
         return get
+
+
+def _contents(value):
+    """What a list or dict argument holds, as a comparable snapshot: its structure and its leaves' identities."""
+    if not isinstance(value, (list, dict, tuple)):
+        return None
+    return nest.structure_key(value), tuple(map(id, nest.flatten(value)))
+
+
+def _check_input_signature(input_signature):
+    """The input_signature as a tuple; TypeError (TF's) unless a sequence of TensorSpecs (nested allowed)."""
+    if input_signature is None:
+        return None
+    if not isinstance(input_signature, (list, tuple)):
+        raise TypeError(f"input_signature must be either a tuple or a list, got {type(input_signature)}.")
+    bad = [x for x in nest.flatten(input_signature) if not isinstance(x, TensorSpec)]
+    if bad:
+        raise TypeError("input_signature must be a possibly nested sequence of TensorSpec objects, got invalid "
+                        f"args {bad} with types {[type(x) for x in bad]}.")
+    return tuple(input_signature)
 
 
 def _weak_method(fn, instance, owner, ref):

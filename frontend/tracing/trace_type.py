@@ -2,9 +2,9 @@
 
 Every trace type derives from `tfn.types.experimental.TraceType`: a TensorSpec (tensors, arrays, specs), a
 Literal (Python primitives and other hashable objects without weak references), a Weakref (other objects:
-the same object, else an equal one, while it lives), an Opaque (unhashable objects: that very object), a Seq
-or Mapping of trace types (lists, tuples, namedtuples, dicts), or whatever an object's `__tf_tracing_type__`
-returns.
+the same object, else an equal one, while it lives), a Seq or Mapping of trace types (lists, tuples,
+namedtuples, dicts), or whatever an object's `__tf_tracing_type__` returns. An unhashable object has no trace
+type (TypeError, as in TF).
 """
 import collections
 import inspect
@@ -16,7 +16,7 @@ import numpy as np
 from tfn import nest
 from tfn.core import graph as graph_mod
 from tfn.core import leaks
-from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant
 from tfn.core.tensor_spec import TensorSpec, shape_is_subtype
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.locations import with_excerpt
@@ -95,27 +95,6 @@ def _equal(a, b):
         return bool(a == b)
     except Exception:  # an object whose == is elementwise or broken: identity only
         return False
-
-
-class Opaque(_Atom):
-    """The type of an unhashable object without weak references: that very object."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def placeholder_value(self, placeholder_context=None):
-        return self.value
-
-    def __eq__(self, other):
-        return type(other) is Opaque and self.value is other.value
-
-    def __hash__(self):
-        return id(self.value)
-
-    def __repr__(self):
-        return f"Opaque[{self.value!r}]"
 
 
 class Seq(TraceType):
@@ -215,16 +194,16 @@ def of(x):
 
 
 def _generic(x):
-    """Weakref for objects that allow weak references, else Literal (hashable) or Opaque (by identity)."""
-    try:
-        return Weakref(x)
-    except TypeError:
-        pass
+    """Weakref for objects that allow weak references, else Literal; TypeError for an unhashable object (TF)."""
     try:
         hash(x)
     except TypeError:
-        return Opaque(x)
-    return Literal(x)
+        raise TypeError(f"Could not generate a generic TraceType for {x!r}. Please verify that it is "
+                        "immutable/hashable. Otherwise, consider implementing the Tracing Protocol for it.") from None
+    try:
+        return Weakref(x)
+    except TypeError:
+        return Literal(x)
 
 
 def is_subtype(a, b):
@@ -373,6 +352,13 @@ def bind_flat(name, params, args, kwargs):
     tensor_params = [(n, t) for n, _, t in params if has_tensors(t)]
     names = [n for n, _ in tensor_params]
     sig = f"{name}({', '.join(names)})"
+    specs = [leaf for _, t in tensor_params for leaf in leaves(t) if isinstance(leaf, TensorSpec)]
+    nested = any(not isinstance(t, TensorSpec) for _, t in tensor_params)
+    if nested and not kwargs and len(args) == len(specs) and all(isinstance(a, TensorBase) for a in args):
+        arrays = []  # one tensor per tensor leaf of the parameters, in nest.flatten order (TF's flat inputs)
+        for spec, a in zip(specs, args):
+            cast(spec, a, arrays)
+        return arrays
     if len(args) > len(names):
         raise TypeError(f"{sig} takes {len(names)} positional arguments, got {len(args)}.")
     unexpected = [k for k in kwargs if k not in names]
@@ -415,11 +401,12 @@ class Parameter(collections.namedtuple("Parameter", "name kind type_constraint")
 class FunctionType:
     """The type of one trace: its parameters (name, inspect kind, trace type) and its output type."""
 
-    __slots__ = ("params", "output")
+    __slots__ = ("params", "output", "captures")
 
-    def __init__(self, params, output=None):
+    def __init__(self, params, output=None, captures=None):
         self.params = tuple(params)
         self.output = output
+        self.captures = collections.OrderedDict(captures or ())  # id of a captured value -> its trace type
 
     def __eq__(self, other):
         return isinstance(other, FunctionType) and self.params == other.params

@@ -1,6 +1,6 @@
-"""Lowering of tensor-making ops: fill/fill_like (linalg.fill), range and one_hot (linalg.generic over
-linalg.index). A bad range (delta 0, or limit on the wrong side of start) gives an empty tensor and reports
-through the run-time error channel (runtime_errors.py)."""
+"""Lowering of tensor-making ops: fill/fill_like (linalg.fill), range, one_hot and eye (linalg.generic over
+linalg.index), pad (linalg.fill, then tensor.insert_slice of x). A bad range (delta 0, or limit on the wrong side
+of start) gives an empty tensor and reports through the run-time error channel (runtime_errors.py)."""
 import struct
 
 from mlir import ir
@@ -8,12 +8,13 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from tfn.dialects import ops
 from tfn.dialects import types as ttypes
-from tfn.dialects.ops_fill import RANGE_ERRORS, one_hot_axis
+from tfn.dialects.ops_fill import RANGE_ERRORS, one_hot_axis, pad_pairs
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
 from tfn.passes.lowering.common import (
     affine_map,
+    dim,
     dynamic_sizes,
     empty,
     generic,
@@ -22,6 +23,8 @@ from tfn.passes.lowering.common import (
     lowering,
     parallel,
 )
+
+DYN = ir.ShapedType.get_dynamic_size()
 
 
 def _fill(value, init):
@@ -130,3 +133,35 @@ def lower_one_hot(rw):
         return arith.select(arith.cmpi(arith.CmpIPredicate.eq, wide, pos), on_v, off_v)
     return generic([indices, on, off], [i_map, scalar_map, scalar_map], [init], [identity_map(out.rank)],
                    parallel(out.rank), body)
+
+
+# pad ---------------------------------------------------------------------------------------------------
+
+@lowering(ops.pad)
+def lower_pad(rw):
+    """tfn.pad {paddings} -> linalg.fill of the value into a tensor.empty of the padded shape, then x inserted at
+    offsets `before` (dynamic sizes: x's dim plus both paddings)."""
+    (x, value), xt, out = rw.operands, rw.in_types[0], rw.out
+    pairs = pad_pairs(xt.rank, rw.attrs["paddings"])
+    grown = [arith.addi(dim(x, i), index(a + b)) for i, (d, (a, b)) in enumerate(zip(xt.shape, pairs)) if d is None]
+    filled = _fill(tensor.extract(value, []), empty(out, grown))
+    if 0 in xt.shape:
+        return [filled]  # nothing to insert (MLIR rejects a slice offset at the end of a dimension)
+    dyn = [dim(x, i) for i, d in enumerate(xt.shape) if d is None]
+    static = [DYN if d is None else d for d in xt.shape]
+    return [tensor.insert_slice(x, filled, [], dyn, [], [a for a, _ in pairs], static, [1] * xt.rank)]
+
+
+
+# eye ---------------------------------------------------------------------------------------------------
+
+@lowering(ops.eye)
+def lower_eye(rw):
+    """tfn.eye {shape} -> linalg.generic: select(linalg.index(rows) == linalg.index(columns), 1, 0)."""
+    out = rw.out
+    r = out.rank
+
+    def body(_):
+        same = arith.cmpi(arith.CmpIPredicate.eq, linalg.IndexOp(r - 2).result, linalg.IndexOp(r - 1).result)
+        return arith.select(same, s.const(out.dtype, 1), s.const(out.dtype, 0))
+    return generic([], [], [empty(out)], [identity_map(r)], parallel(r), body)

@@ -67,6 +67,8 @@ SAMPLES = {
     "range": (lambda n: tfn.range(n), [np.int32(5)]),
     "shape": (lambda x: tfn.shape(x, out_type=tfn.int64), [F]),
     "one_hot": (lambda i: tfn.one_hot(i, 4), [IDX]),
+    "eye": (lambda x: x + tfn.eye(2, 3), [F]),
+    "pad": (lambda x: tfn.pad(x, [[1, 0], [2, 1]], constant_values=-1.0), [F]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
 }

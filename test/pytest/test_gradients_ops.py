@@ -86,6 +86,8 @@ def _cases():
     cases["expand_dims"] = [(lambda x: tfn.expand_dims(x, -1), [rand(2, 3)])]
     cases["squeeze"] = [(tfn.squeeze, [rand(2, 1, 3, 1)]), (lambda x: tfn.squeeze(x, [1]), [rand(2, 1, 3, 1)])]
     cases["broadcast_to"] = [(lambda x: tfn.broadcast_to(x, [2, 4, 3]), [rand(4, 1)])]
+    cases["pad"] = [(lambda x, v: tfn.pad(x, [[1, 0], [2, 1]], constant_values=v), [rand(2, 3), rand()]),
+                    (lambda x: tfn.pad(x, [[0, 2]], mode="REFLECT"), [rand(4)])]
     cases["concat"] = [(lambda x, y: tfn.concat([x, y], 1), [rand(2, 3), rand(2, 2)]),
                        (lambda x, y: tfn.concat([x, y, x], 0), [rand(2, 3), rand(1, 3)])]
     cases["stack"] = [(lambda x, y: tfn.stack([x, y], 1), [rand(2, 3), rand(2, 3)])]

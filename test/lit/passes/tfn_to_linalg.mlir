@@ -260,7 +260,33 @@ func.func @unstack(%x: tensor<2x3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
 }
 
-// ---- fill, gather, one_hot, range, strided_slice
+// ---- fill, gather, one_hot, range, strided_slice, eye, pad
+
+// eye compares the row and column indices of each element.
+// CHECK-LABEL: func.func @eye
+func.func @eye() -> tensor<2x2x3xi32> {
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x3xi32>)
+  // CHECK: %[[R:.*]] = linalg.index 1 : index
+  // CHECK: %[[C:.*]] = linalg.index 2 : index
+  // CHECK: arith.cmpi eq, %[[R]], %[[C]] : index
+  // CHECK: arith.select
+  %0 = "tfn.eye"() {shape = array<i64: 2, 2, 3>, dtype = i32} : () -> tensor<2x2x3xi32>
+  return %0 : tensor<2x2x3xi32>
+}
+
+// pad fills the padded shape with the value, then inserts x at the `before` offsets; a dynamic dim grows by
+// both paddings.
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>, %[[V:.*]]: tensor<f32>)
+func.func @pad(%x: tensor<?x3xf32>, %v: tensor<f32>) -> tensor<?x6xf32> {
+  // CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[N:.*]] = arith.addi %[[D]], %{{.*}} : index
+  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x6xf32>
+  // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<?x6xf32>)
+  // CHECK: tensor.insert_slice %[[X]] into %[[F]][1, 2] [%{{.*}}, 3] [1, 1] : tensor<?x3xf32> into tensor<?x6xf32>
+  %0 = "tfn.pad"(%x, %v) {paddings = array<i64: 1, 2, 2, 1>} : (tensor<?x3xf32>, tensor<f32>) -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}
 
 // CHECK-LABEL: func.func @fill
 // CHECK-SAME: (%[[V:.*]]: tensor<f32>, %[[X:.*]]: tensor<?x4xf32>)

@@ -1,0 +1,157 @@
+"""Python builtins over tensors inside a trace, as TF's AutoGraph converts them: range and len with tensors,
+enumerate and zip, chained comparisons, and lists of tensors packed where an op takes one tensor."""
+import pytest
+
+import tfn
+
+
+def test_range_of_a_tensor_is_a_tensor_loop():
+    @tfn.function
+    def f(n):
+        s = tfn.constant(0)
+        for i in range(n):
+            s += i
+        return s
+
+    assert f(tfn.constant(4)).numpy() == 6
+    assert f(tfn.constant(0)).numpy() == 0
+    assert len(f.get_concrete_function(tfn.TensorSpec([], tfn.int32)).graph.get_operations()) < 40
+
+
+def test_range_of_python_ints_stays_python():
+    @tfn.function
+    def f(x):
+        for i in range(3):
+            x = x + i
+        return x
+
+    assert f(tfn.constant(1)).numpy() == 4
+
+
+def test_len_of_a_tensor():
+    @tfn.function
+    def static(x):
+        return len(x)
+
+    @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.int32)])
+    def dynamic(x):
+        return len(x)
+
+    @tfn.function
+    def scalar(x):
+        return len(x)
+
+    assert static(tfn.constant([1, 2, 3])) == 3
+    assert dynamic(tfn.constant([1, 2, 3, 4])).numpy() == 4
+    with pytest.raises(ValueError, match="len requires a non-scalar tensor"):
+        scalar(tfn.constant(1))
+
+
+def test_enumerate_and_zip_over_tensors():
+    @tfn.function
+    def f(x, y):
+        s = tfn.constant(0)
+        for i, v in enumerate(x):
+            s += i * v
+        for a, b in zip(x, y):
+            s += a * b
+        return s
+
+    assert f(tfn.constant([1, 2, 3]), tfn.constant([4, 5, 6])).numpy() == 8 + 32
+
+
+def test_chained_comparison_of_tensors_is_not_allowed_as_in_tf():
+    # TF converts `x == y == z` only with the EQUALITY_OPERATORS optional feature; by default the Python `and`
+    # it implies makes a tensor a Python bool
+    @tfn.function
+    def f(x, y, z):
+        return x == y == z
+
+    with pytest.raises(tfn.errors.OperatorNotAllowedInGraphError):
+        f(tfn.constant(1), tfn.constant(1), tfn.constant(1))
+
+
+def test_lists_of_tensors_are_packed():
+    @tfn.function
+    def f(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape([None]))])
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    @tfn.function
+    def g(x):
+        return tfn.convert_to_tensor([[x[0], 1], [2, x[1]]])
+
+    assert f(tfn.constant(3)).numpy().tolist() == [0, 1, 2]
+    assert g(tfn.constant([5, 6])).numpy().tolist() == [[5, 1], [2, 6]]
+
+
+def test_growing_a_list_tensor_without_an_invariant_is_rejected():
+    @tfn.function
+    def f(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    with pytest.raises(ValueError, match="'v' has shape \\(0,\\) before the loop, but shape \\(1,\\) after one"):
+        f(tfn.constant(3))
+
+
+def test_the_overloaded_builtins_make_a_function_need_conversion():
+    from tfn.autograph import bytecode, operators
+    assert bytecode.OVERLOADED_BUILTINS == frozenset(operators.BUILTINS)
+
+
+def test_fill_ops_with_run_time_shapes():
+    @tfn.function(input_signature=[tfn.TensorSpec([None, None], tfn.int32)])
+    def f(x):
+        n = tfn.shape(x)[0]
+        return tfn.zeros(tfn.shape(x)), tfn.fill([n, 3, 1], 7), tfn.ones([0, tfn.shape(x)[1]], tfn.int64)
+
+    a, b, c = f(tfn.constant([[1, 2], [3, 4], [5, 6]]))
+    assert a.numpy().tolist() == [[0.0, 0.0]] * 3 and a.dtype == tfn.float32
+    assert b.numpy().tolist() == [[[7]] * 3] * 3
+    assert c.shape == (0, 2) and c.dtype == tfn.int64
+    a, b, c = f(tfn.constant([[1]]))
+    assert a.shape == (1, 1) and b.shape == (1, 3, 1) and c.shape == (0, 1)
+
+
+def test_a_run_time_shape_needs_a_known_rank():
+    @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.int32)])
+    def f(shape):
+        return tfn.zeros(shape)
+
+    with pytest.raises(ValueError, match="1-D tensor of known length"):
+        f(tfn.constant([2, 3]))
+
+
+def test_unknown_rank_shape_invariants():
+    @tfn.function
+    def grow(n):
+        v = tfn.zeros([0], tfn.int32)
+        for i in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape(None))])
+            v = tfn.concat((v, [i]), 0)
+        return v
+
+    @tfn.function
+    def while_loop(n):
+        return tfn.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, tfn.concat([v, v], 0)),
+                              [tfn.constant(0), tfn.ones([1])],
+                              shape_invariants=[tfn.TensorShape([]), tfn.TensorShape(None)])[1]
+
+    @tfn.function
+    def rank_change(n):
+        v = tfn.zeros([2])
+        for _ in tfn.range(n):
+            tfn.autograph.experimental.set_loop_options(shape_invariants=[(v, tfn.TensorShape(None))])
+            v = tfn.reshape(v, [1, -1])
+        return v
+
+    assert grow(tfn.constant(3)).numpy().tolist() == [0, 1, 2]
+    assert while_loop(tfn.constant(3)).shape == (8,)
+    with pytest.raises(ValueError, match="'v' has rank 1 before the loop, but rank 2 after one iteration"):
+        rank_change(tfn.constant(2))

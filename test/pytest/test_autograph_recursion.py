@@ -1,0 +1,39 @@
+"""A tfn.function calling itself, as the guide describes it: on Python values each depth traces once; on a
+tensor the recursion cannot end at trace time and raises RecursionError (TF: maximum recursion depth)."""
+import pytest
+
+import tfn
+
+
+@tfn.function
+def module_level_countdown(n):
+    if n > 0:
+        return module_level_countdown(n - 1) + 1
+    return tfn.constant(0)
+
+
+@tfn.function
+def module_level_tensor_recursion(n):
+    if n > 0:
+        return module_level_tensor_recursion(n - 1)
+    else:
+        return 1
+
+
+def test_recursion_on_python_values_traces_once_per_depth(capsys):
+    @tfn.function
+    def recursive_fn(n):
+        if n > 0:
+            print("tracing")
+            return recursive_fn(n - 1)
+        else:
+            return 1
+
+    assert recursive_fn(5).numpy() == 1
+    assert capsys.readouterr().out == "tracing\n" * 5
+    assert module_level_countdown(4).numpy() == 4
+
+
+def test_recursion_on_a_tensor_raises_recursion_error():
+    with pytest.raises(RecursionError, match="calls itself recursively"):
+        module_level_tensor_recursion(tfn.constant(5))

@@ -1,0 +1,49 @@
+"""tfn.pad (constant, REFLECT and SYMMETRIC) and tfn.eye, eager and compiled, against NumPy (TF's results)."""
+import numpy as np
+import pytest
+
+import tfn
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("CONSTANT", "constant"), ("reflect", "reflect"),
+                                          ("SYMMETRIC", "symmetric")])
+def test_pad_modes_eager_and_compiled(mode, np_mode):
+    paddings = [[1, 1], [2, 1]]
+    kw = {"constant_values": 7} if np_mode == "constant" else {}
+    want = np.pad(X, paddings, mode=np_mode, **kw)
+    f = tfn.function(lambda t: tfn.pad(t, paddings, mode, constant_values=7))
+    assert np.array_equal(tfn.pad(tfn.constant(X), paddings, mode, constant_values=7).numpy(), want)
+    assert np.array_equal(f(tfn.constant(X)).numpy(), want)
+
+
+def test_pad_a_dynamic_dim():
+    f = tfn.function(lambda t: tfn.pad(t, tfn.constant([[1, 2], [0, 1]])),
+                     input_signature=[tfn.TensorSpec([None, 3], tfn.int32)])
+    x = np.arange(12, dtype=np.int32).reshape(4, 3)
+    out = f(tfn.constant(x))
+    assert out.shape == (7, 4) and np.array_equal(out.numpy(), np.pad(x, [[1, 2], [0, 1]]))
+    empty = f(tfn.constant(np.zeros((0, 3), np.int32)))
+    assert np.array_equal(empty.numpy(), np.zeros((3, 4), np.int32))
+
+
+def test_pad_errors():
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="Paddings must be non-negative"):
+        tfn.pad(tfn.constant(X), [[-1, 0], [0, 0]])
+    with pytest.raises(ValueError, match="paddings must be an int tensor of shape \\[2, 2\\]"):
+        tfn.pad(tfn.constant(X), [[1, 0]])
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="no greater than the dimension size"):
+        tfn.pad(tfn.constant(X), [[2, 0], [0, 0]], "REFLECT")
+    with pytest.raises(ValueError, match="Received `mode` = WRAP"):
+        tfn.pad(tfn.constant(X), [[0, 0], [0, 0]], "wrap")
+
+
+def test_eye():
+    assert np.array_equal(tfn.eye(2, 3).numpy(), np.eye(2, 3, dtype=np.float32))
+    assert tfn.eye(3).dtype == tfn.float32 and tfn.linalg.eye(2, dtype=tfn.int64).dtype == tfn.int64
+    batched = tfn.eye(2, batch_shape=[3], dtype=tfn.bool)
+    assert batched.shape == (3, 2, 2) and batched.numpy()[2].tolist() == [[True, False], [False, True]]
+    f = tfn.function(lambda x: tfn.matmul(x, tfn.eye(3)))
+    assert np.array_equal(f(tfn.constant(X)).numpy(), X)
+    assert "tfn.eye" in f.experimental_get_compiler_ir(tfn.constant(X))("tfn")
