@@ -113,12 +113,15 @@ def test_many_calls_leak_no_references_or_memory():
     f(x, y)
     dt = np.dtype(np.float32)
     gc.collect()  # garbage of earlier tests holds references to the dtype: free it before counting
-    before = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(dt), sys.getrefcount(f))
+    before = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(f))
+    dt_before = sys.getrefcount(dt)
     for _ in range(20_000):
         f(x, y)
     gc.collect()
-    after = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(dt), sys.getrefcount(f))
-    assert after == before
+    assert (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(f)) == before
+    # The dtype is shared by the whole process (other threads' arrays, NumPy's caches): a leak per call would add
+    # 20,000 or more, so a small drift is someone else's.
+    assert abs(sys.getrefcount(dt) - dt_before) < 100
 
 
 def test_dropped_functions_are_collected():
