@@ -146,10 +146,10 @@ def _elements(t):
 def build_and_store(llvm_module, k, opt_level=3):
     """Build the .so of `llvm_module` and store it under key k (the caller looked k up first).
 
-    Returns (path, a scratch dir to remove once the .so is loaded, or None)."""
+    Returns (the open cache.Artifact to load, a scratch dir to remove once it is loaded)."""
     so, work = build_shared_object(llvm_module, opt_level)
-    path = cache.store(k, so)
-    if path != so:
+    try:
+        return cache.store(k, so), work
+    except OSError as e:
         shutil.rmtree(work, ignore_errors=True)
-        return path, None
-    return path, work
+        raise CompileError(f"the compiled function cannot be read back: {e}") from None

@@ -39,13 +39,14 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         if level is None:
             level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
         k = cache.key(str(module), _pipeline_text(options.pipeline), _option_key(level, options.target_key))
-        so, scratch = cache.lookup(k), None
-        if so is None:
+        artifact, scratch = cache.lookup(k), None
+        if artifact is None:
             lowered = _copy(module)
             _run_pipeline(lowered.operation, options.pipeline, name or symbol)
-            so, scratch = compiler.build_and_store(lowered, k, level)
-    return Executable(so, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
-                      handlers=handlers)
+            artifact, scratch = compiler.build_and_store(lowered, k, level)
+    with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
+        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
+                          handlers=handlers)
 
 
 def stage_ir(module, stage, name):
