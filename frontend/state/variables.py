@@ -93,6 +93,13 @@ class Variable(TensorBase):
     def __tf_tracing_type__(self, context):
         return VariableSpec(self)
 
+    def __getstate__(self):  # copies and pickles get a lock of their own
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     # --- reads ------------------------------------------------------------------------------------------
     def value(self):
         """The current value: an eager tensor, or inside a trace the symbolic value at this program point."""

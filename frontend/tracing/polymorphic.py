@@ -58,6 +58,13 @@ class PolymorphicFunction:
         ref, bound = self._bound.get(id(instance), (None, None))
         if ref is not None and ref() is instance:
             return bound
+        with TRACE_LOCK:  # threads binding one instance at once share one bound function (and its traces)
+            ref, bound = self._bound.get(id(instance), (None, None))
+            if ref is not None and ref() is instance:
+                return bound
+            return self._new_bound(instance, owner)
+
+    def _new_bound(self, instance, owner):
         try:
             key = id(instance)
             ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))

@@ -167,3 +167,36 @@ def test_first_calls_of_a_function_creating_a_variable_initialise_once():
         print(len(state), float(state[0].numpy()))
     """)
     assert out == "1 800.0\n"
+
+
+def test_concurrent_first_calls_of_a_method_trace_once():
+    out = _run("""
+        traces = []
+
+        class Model:
+            @tfn.function
+            def scale(self, x):
+                traces.append(1)
+                return x * 2.0
+
+        model = Model()
+        start = threading.Barrier(8)
+        def work():
+            start.wait()
+            assert model.scale(tfn.constant([1.0])).numpy().tolist() == [2.0]
+        in_threads(work)
+        print(len(traces))
+    """)
+    assert out == "1\n"
+
+
+def test_copied_variables_have_their_own_lock():
+    import copy
+
+    import tfn
+
+    v = tfn.Variable([1.0, 2.0])
+    w = copy.deepcopy(v)
+    w.assign_add([1.0, 1.0])
+    assert v.numpy().tolist() == [1.0, 2.0] and w.numpy().tolist() == [2.0, 3.0]
+    assert w._lock is not v._lock
