@@ -98,6 +98,17 @@ def test_odd_entries_are_misses_never_hangs(tmp_path, monkeypatch, kind):
     assert so.is_file() and not so.is_symlink() and so.read_bytes() == content
 
 
+def test_an_entry_of_another_user_is_a_miss(tmp_path, monkeypatch):
+    """A planted library with a matching hash, owned by someone else: never loaded (its constructor never runs)."""
+    so = _one_entry(tmp_path, monkeypatch)
+    try:
+        os.chown(so, 65534, 65534)
+        os.chown(so.with_suffix(".sha256"), 65534, 65534)
+    except PermissionError:
+        pytest.skip("changing a file's owner needs root; the mode and link checks above still run")
+    assert cache.lookup(so.stem) is None
+
+
 def test_what_is_loaded_is_what_was_hashed(tmp_path, monkeypatch):
     """The entry is replaced after lookup verified it (a race once open-by-path): the verified bytes load."""
     so = _one_entry(tmp_path, monkeypatch)
