@@ -51,6 +51,7 @@ typedef struct {
   PyArray_Descr **in_descr, **out_descr;
   Py_ssize_t words; /* int64 words of all result and input descriptors */
   volatile int32_t *flag;
+  PyThread_type_lock lock; /* with a flag: calls run one at a time, the flag being one per library */
   PyObject *on_error;
 } Plan;
 
@@ -80,6 +81,7 @@ static void plan_dealloc(Plan *p) {
   PyMem_Free(p->in_descr);
   PyMem_Free(p->out_descr);
   Py_CLEAR(p->on_error);
+  if (p->lock) PyThread_free_lock(p->lock);
   Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
@@ -99,6 +101,10 @@ static int plan_init(Plan *p, PyObject *args, PyObject *Py_UNUSED(kw)) {
   }
   p->fn = (packed_fn)(uintptr_t)fn;
   p->flag = (volatile int32_t *)(uintptr_t)flag;
+  if (p->flag && !(p->lock = PyThread_allocate_lock())) {
+    PyErr_NoMemory();
+    return -1;
+  }
   Py_INCREF(on_error);
   Py_XSETREF(p->on_error, on_error);
   p->n_in = PyTuple_GET_SIZE(ins);
@@ -316,8 +322,11 @@ static PyObject *plan_call(Plan *p, PyObject *const *args, Py_ssize_t nargs) {
   for (Py_ssize_t i = 0; i < k; i++) argv[i] = &slots[i];
   result = PyList_New(p->n_out); /* before the call: afterwards every result must find an owner */
   if (!result) goto done;
-  /* The descriptors live on this call's stack: other threads may call the same plan meanwhile. */
+  /* The descriptors live on this call's stack: other threads may call the same plan meanwhile. The error flag
+     is the library's one global, so a function that has one runs one call at a time, from before the call until
+     on_error has read and reset the flag (the lock is taken without the GIL: on_error needs it). */
   Py_BEGIN_ALLOW_THREADS
+  if (p->lock) PyThread_acquire_lock(p->lock, WAIT_LOCK);
   p->fn(argv);
   Py_END_ALLOW_THREADS
 
@@ -344,6 +353,7 @@ static PyObject *plan_call(Plan *p, PyObject *const *args, Py_ssize_t nargs) {
       PyErr_SetString(PyExc_RuntimeError, "the compiled function reported a run-time error");
     }
   }
+  if (p->lock) PyThread_release_lock(p->lock);
 done:
   for (Py_ssize_t i = 0; i < p->n_in; i++) Py_XDECREF(held[i]);
   if (words != stack) PyMem_Free(words);

@@ -165,10 +165,10 @@ def build_and_store(llvm_module, k, opt_level=3, target=None):
     """Build the .so of `llvm_module` for `target` (default: the current one) and store it under key k (the caller
     looked k up first, with the target's cache_key in it).
 
-    Returns (path, a scratch dir to remove once the .so is loaded, or None)."""
+    Returns (the open cache.Artifact to load, a scratch dir to remove once it is loaded)."""
     so, work = build_shared_object(llvm_module, opt_level, target)
-    path = cache.store(k, so)
-    if path != so:
+    try:
+        return cache.store(k, so), work
+    except OSError as e:
         shutil.rmtree(work, ignore_errors=True)
-        return path, None
-    return path, work
+        raise CompileError(f"the compiled function cannot be read back: {e}") from None

@@ -45,13 +45,14 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         on = target_mod.current() if options.target is None else options.target
         text = registry.pipeline_text(options.pipeline, on)
         k = cache.key(str(module), text, _option_key(level, on.cache_key(), options.target_key))
-        so, scratch = cache.lookup(k), None
-        if so is None:
+        artifact, scratch = cache.lookup(k), None
+        if artifact is None:
             lowered = _copy(module)
             _run_pipeline(lowered.operation, text, name or symbol, on)
-            so, scratch = compiler.build_and_store(lowered, k, level, on)
-    return Executable(so, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
-                      handlers=handlers)
+            artifact, scratch = compiler.build_and_store(lowered, k, level, on)
+    with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
+        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
+                          handlers=handlers, source=artifact.name)
 
 
 def stage_ir(module, stage, name):

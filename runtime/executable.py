@@ -4,10 +4,15 @@ The C interface `_mlir_ciface_<name>(results*, arg descriptors*...)` takes one r
 per argument — {allocated, aligned, offset, sizes[r], strides[r]} — and fills a struct of result
 descriptors. Inputs are passed without copying; each result is a fresh malloc that the NumPy array
 wrapping it owns and frees exactly once.
+
+Threads may call one Executable at once: each call builds its own descriptors, and a library with a run-time
+error flag (one global per library) runs one call at a time until the flag is read and reset.
 """
+import contextlib
 import ctypes
 import functools
 import shutil
+import threading
 
 import numpy as np
 
@@ -50,33 +55,26 @@ class _Owner:
 class Executable:
     """One compiled function: `__call__(arrays) -> list[np.ndarray]`."""
 
-    def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None):
+    def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
         self.lib = ctypes.CDLL(so_path)
+        self.source = source or so_path  # the file the code came from (its cache entry; so_path may be a link)
         # The run-time error channel (dialects/abi.py); on_error(code, details) -> message.
         self._error_flag = _exported(self.lib, ERROR_FLAG, ctypes.c_int32)
         self._error_detail = _exported(self.lib, ERROR_DETAIL, ctypes.c_int64 * DETAIL_LEN)
         self._on_error = on_error
+        # Reentrant: a py_function run by this call may call the same function again on this thread.
+        self._serial = threading.RLock() if self._error_flag is not None else contextlib.nullcontext()
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped
         self.in_types = list(in_types)
         self.out_types = list(out_types)
-        self._in_descs = [descriptor_type(t.rank)() for t in self.in_types]
-        for d, t in zip(self._in_descs, self.in_types):
-            if t.rank and t.is_static:
-                _fill_shape(d, t.shape)
-        self._dynamic = [not t.is_static for t in self.in_types]
+        self._in_desc_types = [descriptor_type(t.rank) for t in self.in_types]
         self._out_np = [np.int64 if t.dtype.is_string else t.dtype.np for t in self.out_types]  # string handles
-        if self.out_types:
-            fields = [(f"r{i}", descriptor_type(t.rank)) for i, t in enumerate(self.out_types)]
-            self._results = type("Results", (ctypes.Structure,), {"_fields_": fields})()
-            addrs = [ctypes.addressof(self._results)]
-        else:
-            self._results = None
-            addrs = []
-        addrs += [ctypes.addressof(d) for d in self._in_descs]
-        self._addrs = addrs
+        fields = [(f"r{i}", descriptor_type(t.rank)) for i, t in enumerate(self.out_types)]
+        self._results_type = type("Results", (ctypes.Structure,), {"_fields_": fields}) if fields else None
+        n_args = len(self.in_types) + (1 if fields else 0)
         fptr = ctypes.cast(getattr(self.lib, f"_mlir_ciface_{name}"), ctypes.c_void_p).value
-        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(addrs))(fptr)
+        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(fptr)
         # The C trampoline when it could be built (runtime/fastcall.py); `call(values, positions=None)`.
         # Callbacks and string tensors: each call runs in a frame of runtime/callbacks.py, on the ctypes path.
         strings = [[i for i, t in enumerate(ts) if t.dtype.is_string] for ts in (self.in_types, self.out_types)]
@@ -102,9 +100,14 @@ class Executable:
         """Make the C trampoline's plan if the extension has become available since this was loaded."""
         ext = fastcall.module()
         self._plan_pending = ext is None and not fastcall.settled()
-        if ext is not None:
-            self.plan = _make_plan(self.lib, self._name, self.in_types, self.out_types, self._error_flag,
-                                   self._plan_error)
+        if ext is None:
+            return
+        # Calls move to the plan, whose own lock guards the error flag, only while no ctypes call is in flight (a
+        # ctypes call re-checks for the plan under the same lock): the two paths never share the flag at once.
+        with self._serial:
+            if self.plan is None:
+                self.plan = _make_plan(self.lib, self._name, self.in_types, self.out_types, self._error_flag,
+                                       self._plan_error)
 
     def _call_values(self, values, positions=None):
         """The ctypes path of `plan.call`: values are arrays or tensors, positions pick the inputs."""
@@ -121,32 +124,40 @@ class Executable:
         self._raise_error(None)
 
     def _call_ctypes(self, arrays):
-        inputs = {}
-        for d, a, dyn in zip(self._in_descs, arrays, self._dynamic):
+        """One call on the ctypes path; its descriptors are its own (other threads may be calling too)."""
+        inputs, descs = {}, []
+        for desc_type, a in zip(self._in_desc_types, arrays):
+            d = desc_type()
             p = a.__array_interface__["data"][0]
             d.allocated = p
             d.aligned = p
-            if dyn:
+            if a.ndim:
                 _fill_shape(d, a.shape)
+            descs.append(d)
             inputs[p] = a
-        self._fn(*self._addrs)
-        if self._error_flag is not None and self._error_flag.value:
-            self._raise_error(inputs)
-        return self._collect(inputs)
+        results = self._results_type() if self._results_type is not None else None
+        addrs = [ctypes.addressof(d) for d in ([results] if results is not None else []) + descs]
+        with self._serial:
+            if self.plan is not None:  # adopted by another thread meanwhile (_adopt_plan)
+                return self.plan.call(arrays)
+            self._fn(*addrs)
+            if self._error_flag is not None and self._error_flag.value:
+                self._raise_error(inputs, results)
+        return self._collect(inputs, results)
 
-    def _raise_error(self, inputs):
+    def _raise_error(self, inputs, results=None):
         """Reset the error flag, free this call's results and raise the InvalidArgumentError its code names."""
         code, self._error_flag.value = self._error_flag.value, 0
         details = list(self._error_detail) if self._error_detail is not None else []
         if inputs is not None:  # the ctypes path: wrap the results to drop them (the owners free the buffers)
-            self._collect(inputs)
+            self._collect(inputs, results)
         message = self._on_error(code, details) if self._on_error else f"run-time error (code {code})"
         raise InvalidArgumentError(message)
 
-    def _collect(self, inputs):
+    def _collect(self, inputs, results):
         outs, owners = [], {}
         for i, npdt in enumerate(self._out_np):
-            d = getattr(self._results, f"r{i}")
+            d = getattr(results, f"r{i}")
             shape = tuple(d.sizes) if hasattr(d, "sizes") else ()
             outs.append(self._wrap(d.allocated or 0, d.aligned or 0, d.offset, shape, np.dtype(npdt),
                                    inputs, owners))

@@ -81,9 +81,10 @@ def _advance():
     except OSError:
         _state["module"] = None
         return
-    path = cache.lookup(k)
-    if path is not None:
-        _state["module"] = _import(path)
+    artifact = cache.lookup(k)
+    if artifact is not None:
+        with artifact:
+            _state["module"] = _import(artifact.path)
     elif _failed_recently(k):
         _state["module"] = None
     else:
@@ -124,7 +125,8 @@ def _finish(k, proc, so, work, _pid):
         if proc.returncode != 0:
             _note_failure(k)
             return None
-        return _import(cache.store(k, so))
+        with cache.store(k, so) as artifact:
+            return _import(artifact.path)
     except OSError:  # the cache changed under us: use ctypes, try again next process
         return None
     finally:

@@ -2,6 +2,10 @@
 import threading
 
 _state = threading.local()
+# Held while tracing or compiling (MLIR work on the shared context) and while a call key finds its trace, so
+# concurrent first calls of one signature trace once. Reentrant: a trace calls other functions, which may trace.
+# Calls of traces already compiled never take it: a thread calls them while another traces.
+TRACE_LOCK = threading.RLock()
 
 
 def current():

@@ -5,10 +5,14 @@ changes). Inside a trace (DESIGN §4) its current value is an SSA value in `grap
 read captures the variable as an extra function input, each write replaces the state, and every variable
 whose state changed leaves the function as an extra result that the runtime writes back after the call.
 Program order is therefore data order.
+
+Updates are atomic, as TF's resource variables: each variable has a lock, held by an eager read-modify-write
+(`assign_add`) and by a compiled call that writes it, from reading its value until its new value is written back.
 """
 import contextlib
 import functools
 import itertools
+import threading
 
 import numpy as np
 
@@ -63,6 +67,7 @@ class Variable(TensorBase):
         self._trainable = True if trainable is None else bool(trainable)
         self._name = f"{name or 'Variable'}:0"
         self._uid = next(_uids)
+        self._lock = threading.RLock()  # reentrant: a py_function in a call holding it may update the variable
         self._array = None  # None until initialised (an initial value computed inside a trace is written back)
         if isinstance(value, SymbolicTensor):  # depends on the trace: the trace's value, written back by its call
             g.state[self] = value
@@ -89,6 +94,13 @@ class Variable(TensorBase):
 
     def __tf_tracing_type__(self, context):
         return VariableSpec(self)
+
+    def __getstate__(self):  # copies and pickles get a lock of their own
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # --- reads ------------------------------------------------------------------------------------------
     def value(self):
@@ -169,18 +181,21 @@ class Variable(TensorBase):
         g = graph_mod.current()
         new = self._checked(value, g)
         if g is None:
-            self._array = _frozen(new._value)
+            with self._lock:
+                self._array = _frozen(new._value)
         else:
             g.state[self] = new = g.as_symbolic(new)
         return new if read_value else None
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """Add `delta` to the value; returns the new value."""
-        return self.assign(self.value() + self._delta(delta), read_value=read_value)
+        """Add `delta` to the value (atomically); returns the new value."""
+        with self._lock:
+            return self.assign(self.value() + self._delta(delta), read_value=read_value)
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        """Subtract `delta` from the value; returns the new value."""
-        return self.assign(self.value() - self._delta(delta), read_value=read_value)
+        """Subtract `delta` from the value (atomically); returns the new value."""
+        with self._lock:
+            return self.assign(self.value() - self._delta(delta), read_value=read_value)
 
     def _delta(self, delta):
         try:
@@ -319,6 +334,24 @@ def written_state(g):
         static = all(d is None or v is not None for v, d in zip(value._shape, key._shape))
         g.writebacks.append(key._write_back if static else functools.partial(key._write_back_checked, g.name))
     return results
+
+
+class StateLock:
+    """The locks of the variables a traced function writes, taken in a fixed order (no two calls deadlock)."""
+
+    __slots__ = ("_locks",)
+
+    def __init__(self, g):
+        written = [v for v, value in g.state.items() if isinstance(v, Variable) and value is not g.captured_input(v)]
+        self._locks = [v._lock for v in sorted(written, key=lambda v: v._uid)]
+
+    def __enter__(self):
+        for lock in self._locks:
+            lock.acquire()
+
+    def __exit__(self, *exc):
+        for lock in reversed(self._locks):
+            lock.release()
 
 
 def capture_sources(g):

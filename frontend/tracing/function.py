@@ -6,6 +6,7 @@ from mlir import ir
 
 from tfn import nest, runtime
 from tfn.core import graph_stack
+from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.core.tensor_spec import TensorSpec
@@ -72,6 +73,7 @@ class ConcreteFunction:
         self._user_dtypes = self._out_dtypes[:len(self._out_dtypes) - len(self._writebacks)]
         self._initializer = None
         self._function = None  # the PolymorphicFunction that traced it (its backward function traces from it)
+        self._state_lock = variables.StateLock(graph)  # held by a call: its variable updates are atomic
 
     @property
     def structured_input_signature(self):
@@ -87,11 +89,17 @@ class ConcreteFunction:
 
     def ir(self, stage="tfn"):
         """The function's IR text at a stage: tfn, linalg, bufferized, llvm."""
-        if stage not in self._stage_text:
-            self._stage_text[stage] = runtime.stage_ir(self.graph.module, stage, self.name)
-        return self._stage_text[stage]
+        with TRACE_LOCK:
+            if stage not in self._stage_text:
+                self._stage_text[stage] = runtime.stage_ir(self.graph.module, stage, self.name)
+            return self._stage_text[stage]
 
     def _compile(self):
+        with TRACE_LOCK:  # once, and MLIR work is one thread's at a time
+            if self._executable is None:
+                self._compile_locked()
+
+    def _compile_locked(self):
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
         self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
                                            out_types=graph_output_types(self.graph), handlers=self.graph.callbacks,
@@ -116,17 +124,18 @@ class ConcreteFunction:
     def _call_stateful(self, arrays):
         """Run with the captured values after the arguments; write the extra results back into their variables."""
         if self._initializer is not None:
-            init, self._initializer = self._initializer, None
-            try:
-                return init._call_flat(arrays)
-            except BaseException:
-                self._initializer = init
-                raise
-        results = self._executable([*arrays, *[read() for read in self._capture_sources]])
-        if self._writebacks:
-            n = len(results) - len(self._writebacks)
-            for write, array in zip(self._writebacks, results[n:]):
-                write(array)
+            with TRACE_LOCK:  # one thread runs the initializer; the others wait for it, then run this trace
+                init = self._initializer
+                if init is not None:
+                    results = init._call_flat(arrays)
+                    self._initializer = None
+                    return results
+        with self._state_lock:
+            results = self._executable([*arrays, *[read() for read in self._capture_sources]])
+            if self._writebacks:
+                n = len(results) - len(self._writebacks)
+                for write, array in zip(self._writebacks, results[n:]):
+                    write(array)
         return [Tensor._trusted(a, dt) for a, dt in zip(results, self._user_dtypes)]
 
     def _pack_outputs(self, results):

@@ -10,6 +10,7 @@ from tfn import autograph, nest
 from tfn.config import _RUN_EAGERLY
 from tfn.core import graph as graph_mod
 from tfn.core import leaks
+from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.gradients import function_call
@@ -61,6 +62,13 @@ class PolymorphicFunction:
         ref, bound = self._bound.get(id(instance), (None, None))
         if ref is not None and ref() is instance:
             return bound
+        with TRACE_LOCK:  # threads binding one instance at once share one bound function (and its traces)
+            ref, bound = self._bound.get(id(instance), (None, None))
+            if ref is not None and ref() is instance:
+                return bound
+            return self._new_bound(instance, owner)
+
+    def _new_bound(self, instance, owner):
         try:
             key = id(instance)
             ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))
@@ -95,16 +103,24 @@ class PolymorphicFunction:
             key = (key, tuple((k, _key(v)) for k, v in kwargs.items()))
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._dispatch(args, kwargs)
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[key] = entry
+            entry = self._new_entry(key, args, kwargs)
         concrete, aligned = entry
         if not aligned:  # values the input_signature converts (Python lists for tensors): bind and check
             return concrete(*args, **kwargs)
         if concrete._leaf_params and not kwargs:
             return concrete._run_leaves(args)
         return concrete._run_leaves(nest.flatten(list(args) + list(kwargs.values())))
+
+    def _new_entry(self, key, args, kwargs):
+        """The cache entry of a call key not seen yet, made under the trace lock: another thread may be making it."""
+        with TRACE_LOCK:
+            entry = self._cache.get(key)
+            if entry is None:
+                entry = self._dispatch(args, kwargs)
+                if len(self._cache) >= _CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[key] = entry
+            return entry
 
     def _dispatch(self, args, kwargs):
         """`(concrete, aligned)` for a new call key: aligned when the values' structure is the trace's."""
@@ -184,6 +200,10 @@ class PolymorphicFunction:
 
     def _trace(self, ftype, input_maker=None, register=True):
         """A new ConcreteFunction for `ftype` (kept in this function's traces if `register`)."""
+        with TRACE_LOCK:
+            return self._trace_locked(ftype, input_maker, register)
+
+    def _trace_locked(self, ftype, input_maker, register):
         if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
             return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
@@ -254,7 +274,8 @@ class PolymorphicFunction:
         if self.input_signature is not None and not args and not kwargs:
             args = self.input_signature
         args, kwargs = self._bind(args, kwargs)
-        return self._concrete_for(self._call_type(args, kwargs), args, kwargs)
+        with TRACE_LOCK:
+            return self._concrete_for(self._call_type(args, kwargs), args, kwargs)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """The signatures of all traces, separated by blank lines."""

@@ -10,6 +10,7 @@ parameter shows its specialised shape (`shape=(None, None)` at rank 2; TF shows 
 """
 import numpy as np
 
+from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import OpError
 from tfn.tracing import trace_type
@@ -49,14 +50,19 @@ class RankPolymorphicFunction(ConcreteFunction):
         concrete = self.specializations.get(ranks)
         if concrete is not None:
             return concrete
+        with TRACE_LOCK:  # another thread may be tracing these ranks
+            concrete = self.specializations.get(ranks)
+            if concrete is None:
+                concrete = self.specializations[ranks] = self._trace_ranks(ranks, arg_numbers)
+            return concrete
+
+    def _trace_ranks(self, ranks, arg_numbers):
         it = iter(ranks)
         ftype = trace_type.FunctionType(
             (n, k, trace_type.map_leaves(t, lambda leaf: TensorSpec([None] * next(it), leaf.dtype)
                                          if trace_type.is_unranked(leaf) else leaf))
             for n, k, t in self._input_type.params)
-        concrete = self._polymorphic._trace(ftype, self._input_maker(arg_numbers), register=False)
-        self.specializations[ranks] = concrete
-        return concrete
+        return self._polymorphic._trace(ftype, self._input_maker(arg_numbers), register=False)
 
     def _input_maker(self, arg_numbers):
         """An input maker that notes the argument numbers of the unranked parameters' inputs."""

@@ -113,12 +113,15 @@ def test_many_calls_leak_no_references_or_memory():
     f(x, y)
     dt = np.dtype(np.float32)
     gc.collect()  # garbage of earlier tests holds references to the dtype: free it before counting
-    before = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(dt), sys.getrefcount(f))
+    before = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(f))
+    dt_before = sys.getrefcount(dt)
     for _ in range(20_000):
         f(x, y)
     gc.collect()
-    after = (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(dt), sys.getrefcount(f))
-    assert after == before
+    assert (sys.getrefcount(x), sys.getrefcount(x._value), sys.getrefcount(f)) == before
+    # The dtype is shared by the whole process (other threads' arrays, NumPy's caches): a leak per call would add
+    # 20,000 or more, so a small drift is someone else's.
+    assert abs(sys.getrefcount(dt) - dt_before) < 100
 
 
 def test_dropped_functions_are_collected():
@@ -236,7 +239,7 @@ def test_concurrent_processes_building_the_same_key(tmp_path, monkeypatch):
     assert len({out for out, _, _ in outs}) == 1
     monkeypatch.setenv("TFN_CACHE_DIR", str(tmp_path))
     entries = _entries(tmp_path)
-    assert len(entries) == 2 and all(cache.lookup(so.stem) == str(so) for so in entries)
+    assert len(entries) == 2 and all(cache.lookup(so.stem).name == str(so) for so in entries)
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]  # no half-written file left behind
     assert not list((tmp_path / "tmp").iterdir())  # nor a build folder
     assert _child(env).communicate() == outs[0][:2]
@@ -266,7 +269,7 @@ def test_damaged_entries_are_detected_and_rebuilt(tmp_path, monkeypatch):
             _damage(so, how, content)
             assert cache.lookup(so.stem) is None, how
         assert _child(env).communicate() == first
-        assert [cache.lookup(so.stem) for so in entries] == [str(so) for so in entries]
+        assert [cache.lookup(so.stem).name for so in entries] == [str(so) for so in entries]
         assert {so: so.read_bytes() for so in entries} == content
 
 

@@ -139,7 +139,7 @@ def test_kernels_generated_for_a_lower_level_match_numpy(monkeypatch, level):
     concrete = f.get_concrete_function(*arrays)
     lanes = target.current().vector_bits // 8
     assert f"vector<{lanes}xf32>" in concrete.ir("bufferized")
-    found = _registers(concrete._executable.lib._name)
+    found = _registers(concrete._executable.source)
     if found is None or _host().arch != "x86_64":
         return
     widest = {"avx2": "ymm", "sse": "xmm"}[level]
@@ -158,6 +158,6 @@ def test_a_cache_entry_built_for_one_target_is_not_loaded_for_another(monkeypatc
         monkeypatch.setenv("TFN_TARGET_FEATURES", level)
         f = tfn.function(lambda x: tfn.exp(tfn.tanh(x)) * 2.0)
         assert_close(f(x).numpy(), np.exp(np.tanh(x)) * 2.0)
-        paths.append(f.get_concrete_function(x)._executable.lib._name)
+        paths.append(f.get_concrete_function(x)._executable.source)
     assert paths[0] != paths[1] and paths[0] == paths[2]  # a second native compile hits the first's entry
     assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 2

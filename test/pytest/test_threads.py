@@ -1,0 +1,202 @@
+"""Threads share compiled functions, traces and variables: calls are safe, first calls trace once, updates are
+atomic. Each program runs in its own process, so a crash (a double free aborts) fails its test, not the suite."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+_PRELUDE = """
+import threading
+import numpy as np
+import tfn
+
+def in_threads(work, n=8):
+    errors = []
+    def run():
+        try:
+            work()
+        except BaseException as e:
+            errors.append(e)
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+"""
+
+
+def _run(code, **env):
+    """Run `code` (after the prelude) in a new Python process; its stdout, or the test fails with its stderr."""
+    full_env = {**os.environ, **env}
+    proc = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+    assert proc.returncode == 0, f"exit status {proc.returncode}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+_CALLS = """
+@tfn.function
+def f(x):
+    return x * 2.0 + 1.0
+
+@tfn.function
+def g(x, i):
+    return tfn.gather(x, i)  # reports out-of-range indices: a function with the run-time error flag
+
+x = tfn.constant(np.arange(1000, dtype=np.float32))
+f(x)
+g(x, tfn.constant([1, 2]))
+
+def work():
+    for k in range(300):
+        assert f(x).numpy()[5] == 11.0
+        assert g(x, tfn.constant([k % 1000, 3])).numpy().tolist() == [float(k % 1000), 3.0]
+        try:
+            g(x, tfn.constant([5000, 1]))
+            raise AssertionError("an out-of-range index did not raise")
+        except tfn.errors.InvalidArgumentError:
+            pass
+
+in_threads(work)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("path", ["fastcall", "ctypes"])
+def test_eight_threads_call_one_compiled_function(path, tmp_path):
+    env = {"TFN_FASTCALL": "0"} if path == "ctypes" else {}
+    assert _run(_CALLS, **env) == "ok\n"
+
+
+def test_threads_call_with_an_empty_cache(tmp_path):
+    """An empty cache: the trampoline builds in the background, calls take the ctypes path meanwhile."""
+    assert _run(_CALLS, TFN_CACHE_DIR=str(tmp_path / "cache")) == "ok\n"
+
+
+def test_concurrent_first_calls_trace_once():
+    out = _run("""
+        traces = []
+        @tfn.function
+        def f(x):
+            traces.append(1)
+            return x + 1.0
+
+        start = threading.Barrier(8)
+        def work():
+            start.wait()
+            assert f(tfn.constant([1.0, 2.0])).numpy().tolist() == [2.0, 3.0]
+        in_threads(work)
+        print(len(traces), len(f._concretes))
+    """)
+    assert out == "1 1\n"
+
+
+def test_a_function_is_called_while_another_thread_traces():
+    out = _run("""
+        tracing, release = threading.Event(), threading.Event()
+
+        @tfn.function
+        def slow(x):
+            tracing.set()
+            assert release.wait(60)  # holds the trace open until the main thread has called `fast`
+            return x * 3.0
+
+        @tfn.function
+        def fast(x):
+            return x + 1.0
+
+        x = tfn.constant([1.0])
+        fast(x)
+        t = threading.Thread(target=lambda: print("slow", slow(x).numpy().tolist()))
+        t.start()
+        assert tracing.wait(60)
+        print("fast", fast(x).numpy().tolist())
+        release.set()
+        t.join()
+    """)
+    assert out == "fast [2.0]\nslow [3.0]\n"
+
+
+def test_assign_add_from_eight_threads_is_atomic():
+    out = _run("""
+        v = tfn.Variable(0)
+        w = tfn.Variable(0.0)
+        u = tfn.Variable(0)
+
+        @tfn.function
+        def step():
+            w.assign_add(1.0)
+            u.assign_sub(1)
+
+        def eager():
+            for _ in range(1000):
+                v.assign_add(1)
+
+        def compiled():
+            for _ in range(1000):
+                step()
+
+        in_threads(eager)
+        step()  # traces (and compiles) on this thread first: the threads only call
+        in_threads(compiled)
+        print(int(v.numpy()), float(w.numpy()), int(u.numpy()))
+    """)
+    assert out == "8000 8001.0 -8001\n"
+
+
+def test_first_calls_of_a_function_creating_a_variable_initialise_once():
+    out = _run("""
+        state = []
+
+        @tfn.function
+        def count(x):
+            if not state:
+                state.append(tfn.Variable(x * 0.0))
+            return state[0].assign_add(x)
+
+        start = threading.Barrier(8)
+        def work():
+            start.wait()
+            for _ in range(100):
+                count(tfn.constant(1.0))
+        in_threads(work)
+        print(len(state), float(state[0].numpy()))
+    """)
+    assert out == "1 800.0\n"
+
+
+def test_concurrent_first_calls_of_a_method_trace_once():
+    out = _run("""
+        traces = []
+
+        class Model:
+            @tfn.function
+            def scale(self, x):
+                traces.append(1)
+                return x * 2.0
+
+        model = Model()
+        start = threading.Barrier(8)
+        def work():
+            start.wait()
+            assert model.scale(tfn.constant([1.0])).numpy().tolist() == [2.0]
+        in_threads(work)
+        print(len(traces))
+    """)
+    assert out == "1\n"
+
+
+def test_copied_variables_have_their_own_lock():
+    import copy
+
+    import tfn
+
+    v = tfn.Variable([1.0, 2.0])
+    w = copy.deepcopy(v)
+    w.assign_add([1.0, 1.0])
+    assert v.numpy().tolist() == [1.0, 2.0] and w.numpy().tolist() == [2.0, 3.0]
+    assert w._lock is not v._lock
