@@ -202,6 +202,18 @@ def _string_array(value):
     return np.asarray(enc(arr), dtype=object).reshape(arr.shape) if arr.size else arr
 
 
+def _check_python_ints(arr, dt):
+    """Python ints that do not fit the dtype raise OverflowError, as in a tf.function (NumPy arrays are cast as
+    they are, wrapping, as TF casts them)."""
+    if not arr.size:
+        return
+    info = np.iinfo(dt.np)
+    low, high = int(arr.min()), int(arr.max())
+    bad = low if low < info.min else high if high > info.max else None
+    if bad is not None:
+        raise OverflowError(f"Python integer {bad} out of bounds for {dt.name}")
+
+
 def convert_to_numpy(value, dtype=None):
     """(ndarray, DType) for a Python/NumPy value, by TF's rules (float -> float32, int -> int32)."""
     if dtype is not None:
@@ -216,6 +228,8 @@ def convert_to_numpy(value, dtype=None):
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
         if arr.dtype.kind == "b" and not dt.is_bool:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
+        if dt.is_integer and arr.dtype.kind in "iu" and not isinstance(value, (np.ndarray, np.generic)):
+            _check_python_ints(arr, dt)
         with np.errstate(all="ignore"):
             return arr.astype(dt.np), dt
     dt, arr = _infer_python_dtype(value)

@@ -299,13 +299,18 @@ func.func @one_hot(%i: tensor<3xi32>, %on: tensor<f32>, %off: tensor<f32>) -> te
   return %0 : tensor<3x4xf32>
 }
 
-// range: the length is computed at run time, a zero delta sets the error flag.
+// range: the length is computed at run time, a zero delta sets the error flag; a length past 1 GiB asks the
+// machine's memory (sysconf) and one that does not fit sets the error flag and gives an empty tensor.
 // CHECK-LABEL: func.func @range
 func.func @range(%start: tensor<i32>, %limit: tensor<i32>, %delta: tensor<i32>) -> tensor<?xi32> {
   // CHECK: arith.ceildivsi
   // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: memref.get_global @tfn_error_flag
-  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?xi32>
+  // CHECK: %[[BIG:.*]] = scf.if
+  // CHECK: func.call @sysconf
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: %[[SAFE:.*]] = arith.select %[[BIG]], %{{.*}}, %[[N]] : index
+  // CHECK: %[[E:.*]] = tensor.empty(%[[SAFE]]) : tensor<?xi32>
   // CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xi32>)
   // CHECK: linalg.index 0
   // CHECK: arith.muli
