@@ -366,3 +366,15 @@ func.func @shape_of(%x: tensor<?x3xf32>, %s: tensor<f32>) -> (tensor<2xi64>, ten
   %2 = "tfn.shape"(%s) {out_type = i32} : (tensor<f32>) -> tensor<0xi32>
   return %0, %1, %2 : tensor<2xi64>, tensor<2xi32>, tensor<0xi32>
 }
+
+// integer pow: repeated squaring in an scf.while (math.ipowi has no LLVM lowering); a negative exponent reports.
+// CHECK-LABEL: func.func @int_pow
+func.func @int_pow(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: linalg.generic
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: scf.while
+  // CHECK: arith.shrui
+  // CHECK-NOT: math.ipowi
+  %0 = "tfn.pow"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
