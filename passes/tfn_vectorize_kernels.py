@@ -80,11 +80,15 @@ def _contract_lines(i, tiles, split, fused):
     # fast as one (likely cache traffic: all of B streamed again for every 128 rows), with this order 1.8-1.9x.
     nb = len(tiles[0]) - 4
     batch = list(range(nb))
+    # A k loop of one iteration (a cache tile of KR: K <= 4, an RGB image's channels) would be folded away by the
+    # canonicalization below while its handle is still wanted for hoisting: do not tile k at level 2 then.
+    single_k = tiles[1][nb + 2] == tiles[0][nb + 2]
+    reg = tiles[1][:nb + 2] + [0, tiles[1][nb + 3]] if single_k else tiles[1]
     text1, t1, _ = _tile(handle, tiles[0], f"t1_{i}", batch + [nb + 1, nb + 2, nb, nb + 3])
-    text2, t2, loops = _tile(t1, tiles[1], f"t2_{i}", batch + [nb + 1, nb, nb + 2, nb + 3])
+    text2, t2, loops = _tile(t1, reg, f"t2_{i}", batch + [nb + 1, nb, nb + 2, nb + 3])
     # loops of level 2: j, m, k; keep the accumulator tile in registers across the k loop
-    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], [
-        f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
+    hoist = [] if single_k else [f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
+    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], hoist
 
 
 def _schedule_op(i, kind, tiles, split=None, fused=()):
