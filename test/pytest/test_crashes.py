@@ -58,6 +58,17 @@ def test_overflow_names_the_multiplication():
         tfn.zeros([2 ** 62, 4])
 
 
+def test_values_past_int64_raise_tf_errors():
+    with pytest.raises(OverflowError, match="Python integer 1180591620717411303424 out of bounds for int64"):
+        tfn.constant(2 ** 70)
+    with pytest.raises(InvalidArgumentError, match="attribute 'strides' value 9223372036854775808 does not fit"):
+        tfn.nn.conv2d(tfn.ones([1, 4, 4, 1]), tfn.ones([1, 1, 1, 1]), 2 ** 63, "SAME")
+    with pytest.raises(InvalidArgumentError, match="Encountered overflow when multiplying 1 with 1000000015047"):
+        tfn.range(0.0, 1e30, 1.0)
+    with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"):
+        tfn.range(0, 2 ** 40, 1, dtype=tfn.int64)
+
+
 def test_huge_run_time_range_names_the_op_and_line():
     f = tfn.function(lambda n: tfn.range(n))
     with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"
