@@ -8,11 +8,18 @@ from tfn.dialects import dtypes
 from tfn.dialects.errors import InvalidArgumentError, ResourceExhaustedError
 
 INT64_MAX = 2 ** 63 - 1
+_SMALL = 1 << 26  # elements: no overflow, and less memory than any machine that runs tfn has
 
 
 def check_size(shape, dtype):
     """Raise TF's errors when the static dims of `shape` count more than INT64_MAX elements (InvalidArgumentError)
     or bytes (ResourceExhaustedError): MLIR's size computations are int64 and the wheels abort on overflow."""
+    n = 1
+    for d in shape:
+        if d:  # (None: dynamic)
+            n *= d
+    if n < _SMALL:  # the common case, cheap: every tensor type of a trace and every eager op comes here
+        return
     n = 1
     for d in shape:
         if d is None or d < 0:
@@ -44,9 +51,13 @@ def oom_message(shape, dtype):
 def check_memory(tt):
     """Raise TF's ResourceExhaustedError when a tensor of type tt (its static dims) needs more bytes than the machine
     has: eager NumPy would raise MemoryError, and compiled code must not call malloc for it."""
-    n = tt.dtype.np.itemsize
+    n = 1
     for d in tt.shape:
-        n *= d or 1
+        if d:
+            n *= d
+    if n < _SMALL:
+        return
+    n *= tt.dtype.np.itemsize
     if n > memory_bytes():
         raise ResourceExhaustedError(oom_message(tt.shape, tt.dtype))
 
