@@ -6,7 +6,7 @@ import numpy as np
 from tfn.dialects import dtypes, rules
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.optable import define
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, check_memory
 
 
 def _scalar(op, what, t):
@@ -79,6 +79,7 @@ def _range_kernel(arrays, attrs):
     size, error = range_size(start, limit, delta, dt)
     if error is not None:
         raise InvalidArgumentError(RANGE_ERRORS[error].format(start, limit, delta) + " [Op:Range]")
+    check_memory(TensorType([size], dt))  # before NumPy: an overflowing or too big size is TF's error
     with np.errstate(all="ignore"):
         if dt.is_integer:
             return (np.arange(size, dtype=np.int64) * int(delta) + int(start)).astype(dt.np)

@@ -3,12 +3,14 @@
 Dynamic dims (None) follow the table's convention: a dynamic dim is assumed to be the size the op needs
 (never a broadcast 1), and `squeeze` without an axis keeps dynamic dims.
 """
+import math
+
 import numpy as np
 
-from tfn.dialects import rules
+from tfn.dialects import dtypes, rules
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.optable import define
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, check_size
 
 
 def shape_str(shape):
@@ -44,7 +46,7 @@ define("transpose", ["x"], _transpose_infer, lambda a, at: np.transpose(a[0], at
 
 def num_elements(shape):
     """The element count of a shape, None if a dim is dynamic."""
-    return None if None in shape else int(np.prod(shape, dtype=np.int64))
+    return None if None in shape else math.prod(shape)
 
 
 def _reshape_check_request(shape):
@@ -64,7 +66,8 @@ def _reshape_check_request(shape):
 def reshape_shape(in_shape, shape):
     """The result shape of reshaping `in_shape` to `shape` (one -1 allowed), as TF's Reshape checks it."""
     unknown = _reshape_check_request(shape)
-    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    check_size([d for d in shape if d != -1], dtypes.int8)  # an overflowing request is TF's overflow error
+    known = math.prod(d for d in shape if d != -1)
     count = num_elements(in_shape)
     if unknown is None:
         if count is not None and count != known:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfn.dialects import attrs as attr_codec
-from tfn.dialects.errors import OpError
+from tfn.dialects.errors import InvalidArgumentError, OpError
 from tfn.dialects.types import TensorType
 
 OPS = {}
@@ -50,12 +50,28 @@ class OpDef:
         return any(o.startswith("*") for o in self.operands)
 
     def infer_types(self, types, attrs):
+        _check_int_attrs(self, attrs)
         out = self.infer(list(types), attrs)
         return list(out) if isinstance(out, (list, tuple)) else [out]
 
     def run_kernel(self, arrays, attrs):
         out = self.kernel(list(arrays), attrs)
         return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+_I64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def _check_int_attrs(opdef, attrs):
+    """Integer attributes fit in int64 (MLIR's attributes cannot hold more): TF's error otherwise."""
+    for name, kind in opdef.attrs.items():
+        if kind not in ("i64", "i64s") or attrs.get(name) is None:
+            continue
+        values = attrs[name] if kind == "i64s" else [attrs[name]]
+        for v in values:
+            if isinstance(v, int) and not _I64[0] <= v <= _I64[1]:
+                raise InvalidArgumentError(f"{opdef.tf_name}: attribute '{name}' value {v} does not fit in int64 "
+                                           f"[Op:{opdef.tf_name}]")
 
 
 def define(name, operands, infer, kernel, attrs=None, **kw):

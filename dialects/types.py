@@ -1,7 +1,80 @@
 """Tensor types as the op table sees them, and their MLIR spelling."""
+import functools
+import os
+
 from mlir import ir
 
 from tfn.dialects import dtypes
+from tfn.dialects.errors import InvalidArgumentError, ResourceExhaustedError
+
+INT64_MAX = 2 ** 63 - 1
+_SMALL = 1 << 26  # elements: no overflow, and less memory than any machine that runs tfn has
+
+
+def check_size(shape, dtype):
+    """Raise TF's errors when the static dims of `shape` count more than INT64_MAX elements (InvalidArgumentError)
+    or bytes (ResourceExhaustedError): MLIR's size computations are int64 and the wheels abort on overflow."""
+    n = 1
+    for d in shape:
+        if d:  # (None: dynamic)
+            n *= d
+    if n < _SMALL:  # the common case, cheap: every tensor type of a trace and every eager op comes here
+        return
+    n = 1
+    for d in shape:
+        if d is None or d < 0:
+            continue
+        if n * d > INT64_MAX:
+            raise InvalidArgumentError(f"Encountered overflow when multiplying {n} with {d}, result: -1")
+        n *= d
+    if n * dtype.np.itemsize > INT64_MAX:
+        dims = ",".join("?" if d is None or d < 0 else str(d) for d in shape)
+        raise ResourceExhaustedError(f"OOM when allocating tensor with shape[{dims}] and type {dtype.name}: "
+                                     "its size in bytes does not fit in int64")
+
+
+@functools.lru_cache(maxsize=None)
+def memory_bytes():
+    """The machine's physical memory in bytes: a buffer larger than this cannot be allocated (malloc fails)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return INT64_MAX
+
+
+def oom_message(shape, dtype):
+    """TF's message for an allocation that fails."""
+    dims = ",".join("?" if d is None else str(d) for d in shape)
+    return f"OOM when allocating tensor with shape[{dims}] and type {dtype.name} on /device:CPU:0 by allocator cpu"
+
+
+def check_memory(tt):
+    """Raise TF's ResourceExhaustedError when a tensor of type tt (its static dims) needs more bytes than the machine
+    has: eager NumPy would raise MemoryError, and compiled code must not call malloc for it."""
+    n = 1
+    for d in tt.shape:
+        if d:
+            n *= d
+    if n < _SMALL:
+        return
+    n *= tt.dtype.np.itemsize
+    if n > memory_bytes():
+        raise ResourceExhaustedError(oom_message(tt.shape, tt.dtype))
+
+
+def oversized(t):
+    """The error message when an MLIR shaped type's static size overflows int64 (see check_size), else None."""
+    if not isinstance(t, ir.ShapedType) or not t.has_rank:
+        return None
+    t = ir.ShapedType(t)
+    width = t.element_type.width if isinstance(t.element_type, (ir.IntegerType, ir.FloatType)) else 64
+    n, bits = 1, max(8, width)
+    for i in range(t.rank):
+        if not t.is_dynamic_dim(i):
+            n *= t.get_dim_size(i)
+    if n > INT64_MAX or n * (bits // 8) > INT64_MAX:
+        return f"type {t} has more elements or bytes than int64 can count"
+    return None
 
 
 class TensorType:
@@ -12,6 +85,7 @@ class TensorType:
     def __init__(self, shape, dtype):
         self.shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
         self.dtype = dtypes.as_dtype(dtype)
+        check_size(self.shape, self.dtype)
 
     @property
     def rank(self):

@@ -33,6 +33,9 @@ from tfn.passes.walk import collect
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
 MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
+# A convolution is unrolled tap by tap: a huge filter would make an IR so big that bufferization never ends, so
+# filters with more taps (7 x 7, a ResNet stem, is the largest common one) stay on the generic path.
+MAX_CONV_TAPS = 49
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,8 @@ def candidate(op):
     if "indexing_maps" in op.attributes and str(op.attributes["indexing_maps"]) not in DEFAULT_MAPS:
         return False  # a transposed or broadcast variant (tfn's lowering materialises transposes)
     if len(op.operands) != 3 or not all(_static_f32(v) for v in op.operands) or _fill_value(op.operands[2]) is None:
+        return False
+    if op.name == "linalg.conv_2d_nhwc_hwcf" and _prod(_shape(op.operands[1])[:2]) > MAX_CONV_TAPS:
         return False
     return 0 not in _shape(op.operands[2]) and 0 not in _shape(op.operands[0]) and _flops(op) >= MIN_FLOPS
 

@@ -55,9 +55,9 @@ def _maps_ok(maps):
 
 def _body_ok(op):
     ops = list(op.regions[0].blocks[0].operations)
-    if not all(o.name.startswith(("arith.", "math.")) for o in ops[:-1]):
+    if not all(o.operation.name.startswith(("arith.", "math.")) for o in ops[:-1]):
         return False
-    return any(o.name in HEAVY_MATH for o in ops) or len(ops) - 1 >= MIN_BODY_OPS
+    return any(o.operation.name in HEAVY_MATH for o in ops) or len(ops) - 1 >= MIN_BODY_OPS
 
 
 def candidate(op, lanes):

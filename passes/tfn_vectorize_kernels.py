@@ -9,6 +9,10 @@ fill of its accumulator and the pack of its B (when the split is along batches o
 each worker fills and packs its own part. Every tile is static by construction (tfn-pack-matmul pads), so no vector
 is dynamic or masked, and each op is vectorised by handle (vectorising whole regions can turn a tile copy into one
 huge vector). tfn-lower-vector-ops finishes the job after bufferization.
+
+A schedule that does not apply (a shape its tiles do not fit) never fails the compile: the module is restored,
+each kernel is scheduled on its own, and a kernel whose schedule still fails keeps its ops untiled (a pack is only
+lowered), so the generic path computes it.
 """
 from mlir import ir
 from mlir.dialects.transform import interpreter
@@ -76,11 +80,15 @@ def _contract_lines(i, tiles, split, fused):
     # fast as one (likely cache traffic: all of B streamed again for every 128 rows), with this order 1.8-1.9x.
     nb = len(tiles[0]) - 4
     batch = list(range(nb))
+    # A k loop of one iteration (a cache tile of KR: K <= 4, an RGB image's channels) would be folded away by the
+    # canonicalization below while its handle is still wanted for hoisting: do not tile k at level 2 then.
+    single_k = tiles[1][nb + 2] == tiles[0][nb + 2]
+    reg = tiles[1][:nb + 2] + [0, tiles[1][nb + 3]] if single_k else tiles[1]
     text1, t1, _ = _tile(handle, tiles[0], f"t1_{i}", batch + [nb + 1, nb + 2, nb, nb + 3])
-    text2, t2, loops = _tile(t1, tiles[1], f"t2_{i}", batch + [nb + 1, nb, nb + 2, nb + 3])
+    text2, t2, loops = _tile(t1, reg, f"t2_{i}", batch + [nb + 1, nb, nb + 2, nb + 3])
     # loops of level 2: j, m, k; keep the accumulator tile in registers across the k loop
-    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], [
-        f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
+    hoist = [] if single_k else [f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
+    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], hoist
 
 
 def _schedule_op(i, kind, tiles, split=None, fused=()):
@@ -98,7 +106,22 @@ def schedule_text(kernels):
         lines, hoist = _schedule_op(i, kind, tiles, split, fused)
         body += lines
         hoists += hoist
-    body += [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
+    return _finish(body, hoists)
+
+
+def simple_schedule_text(kernels):
+    """The fallback for kernels whose schedule does not apply: each pack (fused ones included) only lowered to pad +
+    expand_shape + transpose, which the generic path handles; fills and contractions are left as they are."""
+    body = []
+    for i, kind, _, _, fused in kernels:
+        for j, kind_j, _ in [(i, kind, None), *fused]:
+            if kind_j == "pack":
+                body += [_match(j), *_pack_lines(j, f"%op{j}", [[]])[:2]]
+    return named_sequence(body)
+
+
+def _finish(body, hoists):
+    body = body + [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
              "transform.apply_patterns to %f {",
              "  transform.apply_patterns.vector.reduction_to_contract",
              "  transform.apply_patterns.vector.cast_away_vector_leading_one_dim",
@@ -129,6 +152,34 @@ def apply_schedule(module_op, text):
     schedule = ir.Module.parse(text)
     seq = next(op for op in schedule.body.operations if op.sym_name.value == "tfn_kernels")
     interpreter.apply_named_sequence(module_op, seq, schedule)
+
+
+def try_schedule(module_op, text):
+    """Apply the schedule `text` to module_op; True, or False with module_op left as it was when it does not apply
+    (the interpreter stops half-way, so a copy taken before is put back)."""
+    backup = module_op.clone()
+    try:
+        apply_schedule(module_op, text)
+        return True
+    except ValueError:
+        body = module_op.regions[0].blocks[0]
+        for op in list(body.operations):
+            op.erase()
+        for op in list(backup.regions[0].blocks[0].operations):
+            body.append(op)
+        return False
+    finally:
+        backup.erase()
+
+
+def schedule_kernels(module_op, kernels):
+    """Apply the schedule of all kernels at once, or, when it does not apply, each kernel's own schedule, with the
+    simple schedule for the kernels whose own one does not apply either."""
+    if try_schedule(module_op, schedule_text(kernels)):
+        return
+    failed = [k for k in kernels if not try_schedule(module_op, schedule_text([k]))]
+    if failed:
+        try_schedule(module_op, simple_schedule_text(failed))
 
 
 def _fusable(contract, operand, split):
@@ -172,6 +223,6 @@ def vectorize_kernels(module_op):
     inside = {j for producers in fused.values() for j, _, _ in producers}
     kernels = [(i, kind, tiles, split, fused.get(i, ())) for i, (kind, tiles, split) in enumerate(info)
                if i not in inside]
-    apply_schedule(module_op, schedule_text(kernels))
+    schedule_kernels(module_op, kernels)
     for op in collect(module_op, lambda op: "tfn.kernel_id" in op.attributes):
         del op.attributes["tfn.kernel_id"]

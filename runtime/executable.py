@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.errors import InvalidArgumentError, OpError
 from tfn.runtime import callbacks, fastcall
 
 _libc = ctypes.CDLL(None)
@@ -152,7 +152,7 @@ class Executable:
         if inputs is not None:  # the ctypes path: wrap the results to drop them (the owners free the buffers)
             self._collect(inputs, results)
         message = self._on_error(code, details) if self._on_error else f"run-time error (code {code})"
-        raise InvalidArgumentError(message)
+        raise message if isinstance(message, OpError) else InvalidArgumentError(message)
 
     def _collect(self, inputs, results):
         outs, owners = [], {}

@@ -5,9 +5,9 @@ from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.dialects import optable
-from tfn.dialects.errors import OpError
+from tfn.dialects.errors import OpError, ResourceExhaustedError
 from tfn.dialects.locations import with_excerpt
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, check_memory, oom_message
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import record_op
 from tfn.state.variables import Variable
@@ -32,7 +32,13 @@ def apply(op, inputs, attrs=None):
             _check_scope(x, g)
     types = [TensorType(x._shape, x._dtype) for x in inputs]
     out_types = opdef.infer_types(types, attrs)
-    arrays = opdef.run_kernel([x._value for x in inputs], attrs)
+    for t in out_types:
+        check_memory(t)
+    try:
+        arrays = opdef.run_kernel([x._value for x in inputs], attrs)
+    except MemoryError:  # a result (or a temporary) larger than the memory left: TF's OOM error
+        raise ResourceExhaustedError(oom_message(out_types[0].shape, out_types[0].dtype) +
+                                     f" [Op:{opdef.tf_name}]") from None
     outs = [Tensor(optable.numpy_result(a, t), t.dtype) for a, t in zip(arrays, out_types)]
     if _TAPES:  # (the only cost of gradients when no tape records)
         record_op(opdef, inputs, attrs, outs)
@@ -50,6 +56,8 @@ def _apply_symbolic(g, opdef, inputs, attrs):
     types = [x._type for x in values]
     try:
         out_types = opdef.infer_types(types, attrs)
+        for t in out_types:
+            check_memory(t)
     except (OpError, ValueError, TypeError) as e:
         raise _with_user_line(e, g) from None
     outs = g.emit(opdef, values, attrs, out_types)
@@ -84,8 +92,16 @@ def tensors(*values, dtype_from=None):
         elif isinstance(v, np.ndarray) and dtype is not None and dtypes_differ(v, dtype):
             out.append(convert_to_tensor(v))
         else:
-            out.append(convert_to_tensor(v, dtype))
+            out.append(_convert_literal(v, dtype))
     return out
+
+
+def _convert_literal(value, dtype):
+    try:
+        return convert_to_tensor(value, dtype)
+    except OverflowError as e:  # a Python int that does not fit the other operand's dtype: name the user's line
+        g = graph_mod.current()
+        raise (e if g is None else _with_user_line(e, g)) from None
 
 
 def dtypes_differ(arr, dtype):

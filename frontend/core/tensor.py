@@ -204,6 +204,9 @@ def is_tensor(x):
 
 def _infer_python_dtype(value):
     arr = np.asarray(value)
+    if arr.dtype.kind == "O" and arr.size and all(type(v) is int for v in arr.flat):
+        big = max(arr.flat, key=abs)  # NumPy keeps ints past int64 as objects
+        raise OverflowError(f"Python integer {big} out of bounds for int64")
     if arr.dtype.kind in "SUO":
         return dtypes.string, arr
     if arr.dtype == np.float64 and not isinstance(value, np.ndarray) and not isinstance(value, np.floating):
@@ -230,6 +233,18 @@ def _string_array(value):
     return np.asarray(enc(arr), dtype=object).reshape(arr.shape) if arr.size else arr
 
 
+def _check_python_ints(arr, dt):
+    """Python ints that do not fit the dtype raise OverflowError, as in a tf.function (NumPy arrays are cast as
+    they are, wrapping, as TF casts them)."""
+    if not arr.size:
+        return
+    info = np.iinfo(dt.np)
+    low, high = int(min(arr.flat)), int(max(arr.flat))
+    bad = low if low < info.min else high if high > info.max else None
+    if bad is not None:
+        raise OverflowError(f"Python integer {bad} out of bounds for {dt.name}")
+
+
 def convert_to_numpy(value, dtype=None):
     """(ndarray, DType) for a Python/NumPy value, by TF's rules (float -> float32, int -> int32)."""
     if dtype is not None:
@@ -237,6 +252,8 @@ def convert_to_numpy(value, dtype=None):
         if dt.is_string:
             return _string_array(value), dt
         arr = np.asarray(value)
+        if dt.is_integer and arr.dtype.kind == "O" and arr.size and all(type(v) is int for v in arr.flat):
+            _check_python_ints(arr, dt)
         if arr.dtype.kind in "SUO":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
         if arr.dtype.kind == "f" and not dt.is_floating and arr.size and not np.all(np.isfinite(arr) &
@@ -244,6 +261,8 @@ def convert_to_numpy(value, dtype=None):
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
         if arr.dtype.kind == "b" and not dt.is_bool:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dt.name}")
+        if dt.is_integer and arr.dtype.kind in "iu" and not isinstance(value, (np.ndarray, np.generic)):
+            _check_python_ints(arr, dt)
         with np.errstate(all="ignore"):
             return arr.astype(dt.np), dt
     dt, arr = _infer_python_dtype(value)

@@ -58,6 +58,8 @@ def lower_conv2d(rw):
         if out.shape[axis] is None:
             sizes.append(dim(src, src_axis) if src is not None else _out_len(x, axis, tw, strides, dilations))
     init = linalg.fill(s.const(out.dtype, 0), outs=[empty(out, sizes)])
+    if 0 in out.shape or 0 in tx.shape or 0 in tw.shape:
+        return [init]  # nothing to accumulate (and the convolution's slices of an empty tensor do not verify)
     return [linalg.conv_2d_nhwc_hwcf(x, w, outs=[init], strides=strides, dilations=dilations)]
 
 

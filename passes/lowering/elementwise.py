@@ -45,13 +45,15 @@ BINARY = {
 }
 
 
-_MISMATCH, _DIVISION_BY_ZERO = 0, 1
+_MISMATCH, _DIVISION_BY_ZERO, _NEGATIVE_POWER = 0, 1, 2
 
 
 def _format_error(details, op):
     kind, operand, axis, got, want = details[:5]
     if kind == _DIVISION_BY_ZERO:
         return "Integer division by zero"
+    if kind == _NEGATIVE_POWER:
+        return "Integers to negative integer powers are not allowed"
     return (f"Incompatible shapes at run time: dimension {axis} of operand #{operand} has size {got}, "
             f"but the broadcast result has {want} (a dynamic dimension is never broadcast from 1)")
 
@@ -90,6 +92,8 @@ def lower_elementwise(rw):
     check_dynamic_broadcast(rw)
     if rw.opdef in (ops.floordiv, ops.floormod) and dt.is_integer:
         body = _reporting_division_by_zero(rw, body)
+    if rw.opdef is ops.pow and dt.is_integer and not dt.is_unsigned:
+        body = _reporting_negative_power(rw, body)
     return [map_elementwise(rw.operands, rw.in_types, rw.out, lambda *xs: body(dt, *xs))]
 
 
@@ -97,6 +101,14 @@ def _reporting_division_by_zero(rw, body):
     """An integer division body that also reports a zero divisor (TF's error; the result there is 0)."""
     def checked(dt, a, b):
         runtime_errors.report(rw, s.cmp(dt, "eq", b, s.const(dt, 0)), [_DIVISION_BY_ZERO, 0, 0, 0, 0])
+        return body(dt, a, b)
+    return checked
+
+
+def _reporting_negative_power(rw, body):
+    """A signed integer pow body that also reports a negative exponent (eager's error; the result here is 0)."""
+    def checked(dt, a, b):
+        runtime_errors.report(rw, s.cmp(dt, "lt", b, s.const(dt, 0)), [_NEGATIVE_POWER, 0, 0, 0, 0])
         return body(dt, a, b)
     return checked
 

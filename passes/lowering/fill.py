@@ -8,6 +8,7 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from tfn.dialects import ops
 from tfn.dialects import types as ttypes
+from tfn.dialects.errors import ResourceExhaustedError
 from tfn.dialects.ops_fill import RANGE_ERRORS, one_hot_axis, pad_pairs
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
@@ -48,9 +49,14 @@ def lower_fill_like(rw):
 
 # range -------------------------------------------------------------------------------------------------
 
+_OUT_OF_MEMORY = len(RANGE_ERRORS)
+
+
 def _format_range(details, op):
     kind, start, limit, delta = details[:4]
     dtype = TensorType.from_mlir(op.operands[0].type).dtype
+    if kind == _OUT_OF_MEMORY:
+        return ResourceExhaustedError, ttypes.oom_message([start], dtype)
     if dtype.is_floating:  # the lowering stores float arguments as the bits of an f64
         start, limit, delta = (struct.unpack("<d", struct.pack("<q", v))[0] for v in (start, limit, delta))
     return RANGE_ERRORS[kind].format(start, limit, delta)
@@ -102,6 +108,9 @@ def lower_range(rw):
     start, limit, delta = (tensor.extract(v, []) for v in rw.operands)
     size, kind, bad = _range_size(dt, start, limit, delta)
     runtime_errors.report(rw, bad, [kind] + [_as_detail(dt, v) for v in (start, limit, delta)])
+    too_big = runtime_errors.exceeds_memory(rw.op, size, dt.np.itemsize)
+    runtime_errors.report(rw, too_big, [_OUT_OF_MEMORY, size, 0, 0])
+    size = arith.select(too_big, index(0), size)
     elem = ttypes.element_type(dt)
 
     def body(_):

@@ -16,20 +16,26 @@ tfn-to-linalg must keep this numbering (e.g. by numbering first).
 The flag is per shared object: calls of one compiled function from several threads at once share it.
 The artifact cache is keyed by the tfn IR, not by the lowering code: a changed detail layout needs a fresh cache.
 """
+import os
+
 from mlir import ir
 from mlir.dialects import arith, memref, scf
+from mlir.dialects import func as func_d
 
 from tfn.dialects import optable
 from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.errors import OpError
 from tfn.dialects.locations import file_location, with_excerpt
 from tfn.passes.walk import tfn_ops
 
-# OpDef -> format(details: list[int], op: ir.Operation) -> message
+# OpDef -> format(details: list[int], op: ir.Operation) -> message, or (OpError class, message)
 FORMATTERS = {}
+_SYSCONF = "sysconf"  # libc's long sysconf(int): how big the machine's memory is, asked at run time
 
 
 def may_fail(opdef, formatter):
-    """Register an op (an OpDef) whose lowering may report run-time errors; formatter(details, op) -> message."""
+    """Register an op (an OpDef) whose lowering may report run-time errors; formatter(details, op) -> message
+    (raised as InvalidArgumentError) or (OpError subclass, message)."""
     optable.require([opdef], "a run-time error formatter")
     FORMATTERS[opdef] = formatter
 
@@ -68,6 +74,34 @@ def _ensure_globals(op):
         memref.GlobalOp(ERROR_DETAIL, ir.TypeAttr.get(detail_t), sym_visibility="public",
                         initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([DETAIL_LEN], i64),
                                                                      ir.IntegerAttr.get(i64, 0)))
+
+
+def _ensure_sysconf(op):
+    module = _module_of(op)
+    if _SYSCONF in ir.SymbolTable(module.operation):
+        return
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), ir.Location.unknown():
+        func_d.FuncOp(_SYSCONF, ir.FunctionType.get([i32], [i64]), visibility="private")
+
+
+def exceeds_memory(op, count, itemsize):
+    """Emit: an i1 that holds when `count` (an index) elements of `itemsize` bytes are more than the machine's
+    physical memory, so that malloc would fail; the memory is asked (sysconf) only for counts past 1 GiB."""
+    _ensure_sysconf(op)
+    i1, i32, i64 = (ir.IntegerType.get_signless(w) for w in (1, 32, 64))
+    n = arith.index_cast(i64, count)
+    big = arith.cmpi(arith.CmpIPredicate.sgt, n, arith.constant(i64, (1 << 30) // itemsize))
+    if_big = scf.IfOp(big, [i1], has_else=True)
+    with ir.InsertionPoint(if_big.then_block):
+        pages, page = (func_d.CallOp([i64], ir.FlatSymbolRefAttr.get(_SYSCONF),
+                                     [arith.constant(i32, os.sysconf_names[name])]).result
+                       for name in ("SC_PHYS_PAGES", "SC_PAGE_SIZE"))
+        limit = arith.divsi(arith.muli(pages, page), arith.constant(i64, itemsize))
+        scf.YieldOp([arith.cmpi(arith.CmpIPredicate.sgt, n, limit)])
+    with ir.InsertionPoint(if_big.else_block):
+        scf.YieldOp([arith.constant(i1, 0)])
+    return if_big.results[0]
 
 
 def _as_i64(v):
@@ -115,7 +149,8 @@ def _record(op, cond, code, details):
 
 def describe(module_op, code, details, function_name=""):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
-    with the excerpt of the user's code of the failing op."""
+    with the excerpt of the user's code of the failing op; an OpError to raise instead of InvalidArgumentError
+    when the op's formatter names its class."""
     # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
     from tfn.passes import tfn_to_linalg  # noqa: F401
 
@@ -126,7 +161,9 @@ def describe(module_op, code, details, function_name=""):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
     op = sites[code - 1]
     message = FORMATTERS[optable.lookup(op.name)](list(details), op)
+    cls, message = message if isinstance(message, tuple) else (None, message)
     found = file_location(op.location)
     where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
-    return with_excerpt(f"{message}\n\t [[{node}]] [Op:{function_name}]", found)
+    text = with_excerpt(f"{message}\n\t [[{node}]] [Op:{function_name}]", found)
+    return cls(text) if cls is not None and issubclass(cls, OpError) else text

@@ -1,6 +1,6 @@
 """Scalar arithmetic on MLIR values by tfn dtype: the bodies of elementwise kernels."""
 from mlir import ir
-from mlir.dialects import arith, math
+from mlir.dialects import arith, math, scf
 
 from tfn.dialects import types as ttypes
 
@@ -87,7 +87,27 @@ def floormod(dt, a, b):
 def pow_(dt, a, b):
     if dt.is_floating:
         return math.powf(a, b)
-    return math.ipowi(a, b)
+    return ipow(dt, a, b)
+
+
+def ipow(dt, a, b):
+    """Integer a ** b by repeated squaring in an scf.while (math.ipowi has no LLVM lowering here); wraps as NumPy.
+    A negative b gives 0 (eager and TF raise: the caller reports it)."""
+    t = a.type
+    zero, one = const(dt, 0), const(dt, 1)
+    negative = arith.constant(ir.IntegerType.get_signless(1), 0) if dt.is_unsigned else \
+        arith.cmpi(arith.CmpIPredicate.slt, b, zero)
+    loop = scf.WhileOp([t, t, t], [one, a, arith.select(negative, zero, b)])
+    before = loop.before.blocks.append(t, t, t)
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(arith.cmpi(arith.CmpIPredicate.ne, before.arguments[2], zero), list(before.arguments))
+    after = loop.after.blocks.append(t, t, t)
+    with ir.InsertionPoint(after):
+        acc, base, e = after.arguments
+        odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(e, one), zero)
+        acc = arith.select(odd, arith.muli(acc, base), acc)
+        scf.YieldOp([acc, arith.muli(base, base), arith.shrui(e, one)])
+    return arith.select(negative, zero, loop.results[0])
 
 
 def maximum(dt, a, b):

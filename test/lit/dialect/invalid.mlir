@@ -86,3 +86,21 @@ func.func @type_mismatch_at_use(%a: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{use of value '%0' expects different type than prior uses: 'tensor<3xf32>' vs 'tensor<2xf32>'}}
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// A size that overflows int64 is rejected before any pass: MLIR's size computations would abort on it.
+// expected-error @+1 {{type tensor<4611686018427387904x4xf32> has more elements or bytes than int64 can count}}
+func.func @size_overflows_int64(%a: tensor<4xf32>) -> tensor<4611686018427387904x4xf32> {
+  // expected-error @+1 {{type tensor<4611686018427387904x4xf32> has more elements or bytes than int64 can count}}
+  %0 = "tfn.broadcast_to"(%a) {shape = array<i64: 4611686018427387904, 4>} : (tensor<4xf32>) -> tensor<4611686018427387904x4xf32>
+  // expected-error @+1 {{type tensor<4611686018427387904x4xf32> has more elements or bytes than int64 can count}}
+  return %0 : tensor<4611686018427387904x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{type memref<2305843009213693952x2xf32> has more elements or bytes than int64 can count}}
+func.func @bytes_overflow_int64(%a: memref<2305843009213693952x2xf32>) {
+  return
+}

@@ -119,3 +119,17 @@ func.func @untouched(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<?x128x
   %5 = linalg.matmul ins(%c, %d : tensor<?x128xf32>, tensor<128x128xf32>) outs(%4 : tensor<?x128xf32>) -> tensor<?x128xf32>
   return %2, %5 : tensor<8x8xf32>, tensor<?x128xf32>
 }
+
+// A filter with more than 49 taps stays on the generic path: unrolled tap by tap it would make an IR too big to
+// bufferize in reasonable time.
+// CHECK-LABEL: func.func @conv_huge_filter
+func.func @conv_huge_filter(%x: tensor<1x64x64x4xf32>, %w: tensor<11x11x4x8xf32>) -> tensor<1x54x54x8xf32> {
+  // CHECK-NOT: linalg.pack
+  // CHECK: linalg.conv_2d_nhwc_hwcf
+  // CHECK-NOT: tfn.kernel
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<1x54x54x8xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x54x54x8xf32>) -> tensor<1x54x54x8xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x64x4xf32>, tensor<11x11x4x8xf32>) outs(%1 : tensor<1x54x54x8xf32>) -> tensor<1x54x54x8xf32>
+  return %2 : tensor<1x54x54x8xf32>
+}

@@ -325,13 +325,18 @@ func.func @one_hot(%i: tensor<3xi32>, %on: tensor<f32>, %off: tensor<f32>) -> te
   return %0 : tensor<3x4xf32>
 }
 
-// range: the length is computed at run time, a zero delta sets the error flag.
+// range: the length is computed at run time, a zero delta sets the error flag; a length past 1 GiB asks the
+// machine's memory (sysconf) and one that does not fit sets the error flag and gives an empty tensor.
 // CHECK-LABEL: func.func @range
 func.func @range(%start: tensor<i32>, %limit: tensor<i32>, %delta: tensor<i32>) -> tensor<?xi32> {
   // CHECK: arith.ceildivsi
   // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: memref.get_global @tfn_error_flag
-  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?xi32>
+  // CHECK: %[[BIG:.*]] = scf.if
+  // CHECK: func.call @sysconf
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: %[[SAFE:.*]] = arith.select %[[BIG]], %{{.*}}, %[[N]] : index
+  // CHECK: %[[E:.*]] = tensor.empty(%[[SAFE]]) : tensor<?xi32>
   // CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xi32>)
   // CHECK: linalg.index 0
   // CHECK: arith.muli
@@ -386,4 +391,16 @@ func.func @shape_of(%x: tensor<?x3xf32>, %s: tensor<f32>) -> (tensor<2xi64>, ten
   // CHECK: arith.constant dense<{{.*}}> : tensor<0xi32>
   %2 = "tfn.shape"(%s) {out_type = i32} : (tensor<f32>) -> tensor<0xi32>
   return %0, %1, %2 : tensor<2xi64>, tensor<2xi32>, tensor<0xi32>
+}
+
+// integer pow: repeated squaring in an scf.while (math.ipowi has no LLVM lowering); a negative exponent reports.
+// CHECK-LABEL: func.func @int_pow
+func.func @int_pow(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: linalg.generic
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: scf.while
+  // CHECK: arith.shrui
+  // CHECK-NOT: math.ipowi
+  %0 = "tfn.pow"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
 }

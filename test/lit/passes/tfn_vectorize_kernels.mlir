@@ -57,3 +57,18 @@ func.func @matmul_split(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tens
   %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
   return %2 : tensor<64x256xf32>
 }
+
+// An inner dimension of 4 or less (K padded to one KR = 4 register step: one k iteration) is vectorised like any
+// other: the k loop is not tiled at the register level, so no handle to a folded loop is left to hoist.
+// CHECK-LABEL: func.func @matmul_k3
+func.func @matmul_k3(%a: tensor<600x3xf32>, %b: tensor<3x600xf32>) -> tensor<600x600xf32> {
+  // CHECK-NOT: linalg.generic
+  // CHECK: scf.for
+  // CHECK: vector.contract
+  // CHECK-NOT: tfn.kernel
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<600x600xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<600x600xf32>) -> tensor<600x600xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<600x3xf32>, tensor<3x600xf32>) outs(%1 : tensor<600x600xf32>) -> tensor<600x600xf32>
+  return %2 : tensor<600x600xf32>
+}

@@ -1,0 +1,199 @@
+"""No signal from user input, and every valid program compiles (issue 13): sizes that overflow int64, allocations
+larger than the machine, Python ints that do not fit their dtype, shapes the kernel schedules do not fit."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tfn
+from tfn.dialects.errors import InvalidArgumentError, ResourceExhaustedError
+
+# Each reproducer runs in a child process: an abort or a segfault fails the test instead of killing pytest.
+_REPRODUCERS = textwrap.dedent("""
+    import tfn
+
+    def check(name, thunk, want):
+        try:
+            thunk()
+        except Exception as e:
+            got = type(e).__name__
+            print(name, got if got == want else f"{got}: {e}", flush=True)
+            return
+        print(name, "no error", flush=True)
+
+    x = tfn.ones([1])
+    cases = {
+        "zeros_overflow": (lambda: tfn.zeros([2 ** 62, 4]), "InvalidArgumentError"),
+        "reshape_overflow": (lambda: tfn.reshape(tfn.ones([4]), [2 ** 32, 2 ** 32]), "InvalidArgumentError"),
+        "one_hot_overflow": (lambda: tfn.one_hot(tfn.constant([1, 2]), 2 ** 62), "InvalidArgumentError"),
+        "broadcast_overflow": (lambda: tfn.broadcast_to(x, [2 ** 40, 2 ** 30]), "InvalidArgumentError"),
+        "zeros_huge": (lambda: tfn.zeros([2 ** 40]), "ResourceExhaustedError"),
+        "one_hot_huge": (lambda: tfn.one_hot(tfn.constant([1, 2]), 2 ** 40), "ResourceExhaustedError"),
+        "broadcast_huge": (lambda: tfn.broadcast_to(x, [2 ** 40, 2 ** 20]), "ResourceExhaustedError"),
+    }
+    for name, (thunk, want) in cases.items():
+        check("eager_" + name, thunk, want)
+        check("compiled_" + name, lambda: tfn.function(lambda y: thunk())(x), want)
+    huge_range = tfn.function(lambda n: tfn.range(n))
+    check("compiled_range_huge", lambda: huge_range(tfn.constant(2 ** 40, tfn.int64)), "ResourceExhaustedError")
+    check("compiled_range_overflow", lambda: huge_range(tfn.constant(2 ** 62, tfn.int64)), "ResourceExhaustedError")
+    print("range after errors", huge_range(tfn.constant(3, tfn.int64)).numpy().tolist())
+""")
+
+
+def test_reproducers_raise_tf_errors_without_a_signal():
+    done = subprocess.run([sys.executable, "-c", _REPRODUCERS], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "range after errors [0, 1, 2]"
+    for line in lines[:-1]:
+        name, got = line.split(" ", 1)
+        assert got in ("InvalidArgumentError", "ResourceExhaustedError"), line
+
+
+def test_overflow_names_the_multiplication():
+    with pytest.raises(InvalidArgumentError, match="Encountered overflow when multiplying 4611686018427387904 with 4"):
+        tfn.zeros([2 ** 62, 4])
+
+
+def test_values_past_int64_raise_tf_errors():
+    with pytest.raises(OverflowError, match="Python integer 1180591620717411303424 out of bounds for int64"):
+        tfn.constant(2 ** 70)
+    with pytest.raises(InvalidArgumentError, match="attribute 'strides' value 9223372036854775808 does not fit"):
+        tfn.nn.conv2d(tfn.ones([1, 4, 4, 1]), tfn.ones([1, 1, 1, 1]), 2 ** 63, "SAME")
+    with pytest.raises(InvalidArgumentError, match="Encountered overflow when multiplying 1 with 1000000015047"):
+        tfn.range(0.0, 1e30, 1.0)
+    with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"):
+        tfn.range(0, 2 ** 40, 1, dtype=tfn.int64)
+
+
+def test_huge_run_time_range_names_the_op_and_line():
+    f = tfn.function(lambda n: tfn.range(n))
+    with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"
+                                                     r"(.|\n)*node Range}} defined at .*test_crashes.py"):
+        f(tfn.constant(2 ** 40, tfn.int64))
+
+
+def test_tfn_opt_rejects_oversized_types(tmp_path):
+    src = tmp_path / "big.mlir"
+    src.write_text("func.func @f() -> tensor<4611686018427387904x4xf32> {\n"
+                   "  %0 = tensor.empty() : tensor<4611686018427387904x4xf32>\n"
+                   "  return %0 : tensor<4611686018427387904x4xf32>\n}\n")
+    for pipeline in ([], ["-p", "builtin.module(tfn-pipeline)"],
+                     ["-p", "builtin.module(one-shot-bufferize{bufferize-function-boundaries})"]):
+        done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src), *pipeline], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 1, done.stderr
+        assert "big.mlir:2:8: error: type tensor<4611686018427387904x4xf32> has more elements or bytes than int64" \
+            in done.stderr
+
+
+# Python ints that do not fit the dtype: OverflowError, as in a tf.function -----------------------------------
+
+def test_python_int_out_of_dtype_range_raises():
+    x = tfn.constant([1, 2, 3])
+    with pytest.raises(OverflowError, match="Python integer 1099511627776 out of bounds for int32"):
+        x + 2 ** 40
+    with pytest.raises(OverflowError, match="Python integer -1 out of bounds for uint8"):
+        tfn.constant(-1, tfn.uint8)
+    with pytest.raises(OverflowError, match=r"2147483648 out of bounds for int32(.|\n)*'<lambda>' at .*test_cr"):
+        tfn.function(lambda y: y + 2 ** 31)(x)
+    assert tfn.constant(255, tfn.uint8).numpy() == 255
+    assert (x + (2 ** 31 - 4)).numpy().tolist() == [2 ** 31 - 3, 2 ** 31 - 2, 2 ** 31 - 1]
+    assert tfn.constant(np.array([300]), tfn.uint8).numpy().tolist() == [44]  # NumPy arrays are cast as TF casts
+
+
+# integer pow and division by a literal zero --------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
+def test_integer_pow_compiles(dtype):
+    x = np.array([0, 1, 2, 3, 7, 100, 5], dtype)
+    y = np.array([0, 5, 10, 3, 11, 3, 1], dtype)
+    if dtype != "uint8":
+        x[4] = -7
+    f = tfn.function(lambda a, b: (a ** b, a ** 2))
+    power, square = f(tfn.constant(x), tfn.constant(y))
+    np.testing.assert_array_equal(power.numpy(), x ** y)
+    np.testing.assert_array_equal(square.numpy(), x ** 2)
+
+
+def test_integer_pow_negative_exponent_raises_as_eager():
+    f = tfn.function(lambda a, b: a ** b)
+    with pytest.raises(InvalidArgumentError, match="Integers to negative integer powers are not allowed"):
+        f(tfn.constant([2]), tfn.constant([-1]))
+    with pytest.raises(InvalidArgumentError, match="Integers to negative integer powers are not allowed"):
+        tfn.constant([2]) ** tfn.constant([-1])
+
+
+def test_floordiv_by_literal_zero_raises():
+    f = tfn.function(lambda a: a // 0)
+    with pytest.raises(InvalidArgumentError, match="Integer division by zero"):
+        f(tfn.constant([1, 2, 3]))
+
+
+# every shape compiles: schedules fall back instead of failing ---------------------------------------------
+
+def _rand(*shape):
+    return np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape).astype(np.float32)
+
+
+def test_conv2d_rgb_image_compiles():
+    x, w = _rand(1, 224, 224, 3), _rand(3, 3, 3, 8)
+    got = tfn.function(lambda a, b: tfn.nn.conv2d(a, b, 1, "SAME"))(tfn.constant(x), tfn.constant(w)).numpy()
+    np.testing.assert_allclose(got, tfn.nn.conv2d(tfn.constant(x), tfn.constant(w), 1, "SAME").numpy(),
+                               rtol=1e-4, atol=1e-4)
+    ones = tfn.function(lambda a: tfn.nn.conv2d(a, tfn.ones([3, 3, 3, 8]), 1, "SAME"))(tfn.ones([1, 224, 224, 3]))
+    assert ones.numpy()[0, 0, 0, 0] == 12 and ones.numpy()[0, 5, 5, 0] == 27
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_matmul_small_inner_dimension_at_large_sizes(k):
+    a, b = _rand(600, k), _rand(k, 700)
+    got = tfn.function(tfn.matmul)(tfn.constant(a), tfn.constant(b)).numpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+_MATMUL_SHAPES = [(1, 1, 1), (0, 5, 3), (4, 0, 3), (4, 5, 0), (1, 97, 1), (97, 1, 89), (3, 7, 5), (67, 71, 73),
+                  (128, 1, 128), (65, 3, 130)]
+
+
+@pytest.mark.parametrize("m,k,n", _MATMUL_SHAPES)
+def test_matmul_and_batch_matmul_shapes(m, k, n):
+    a, b = _rand(m, k), _rand(k, n)
+    f = tfn.function(tfn.matmul)
+    np.testing.assert_allclose(f(tfn.constant(a), tfn.constant(b)).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    ba, bb = _rand(2, m, k), _rand(2, k, n)
+    np.testing.assert_allclose(f(tfn.constant(ba), tfn.constant(bb)).numpy(), ba @ bb, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n,h,w,c,f", [(1, 1, 1, 1, 1), (0, 5, 5, 3, 4), (1, 13, 11, 1, 7), (2, 31, 29, 2, 33),
+                                       (1, 40, 40, 4, 64), (1, 9, 9, 5, 0)])
+def test_conv2d_shapes(n, h, w, c, f):
+    x, k = _rand(n, h, w, c), _rand(3, 3, c, f)
+    conv = tfn.function(lambda a, b: tfn.nn.conv2d(a, b, 1, "SAME"))
+    want = tfn.nn.conv2d(tfn.constant(x), tfn.constant(k), 1, "SAME").numpy()
+    np.testing.assert_allclose(conv(tfn.constant(x), tfn.constant(k)).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (97,), (0, 5), (5, 0), (1, 1), (31, 67), (1, 4099)])
+def test_reduction_shapes(shape):
+    x = _rand(*shape)
+
+    @tfn.function
+    def f(a):
+        cols = tfn.reduce_max(a, axis=0) if shape[0] else tfn.reduce_sum(a, axis=0)  # NumPy has no max of nothing
+        return tfn.reduce_sum(a), tfn.reduce_sum(a, axis=-1), cols
+
+    total, rows, cols = f(tfn.constant(x))
+    np.testing.assert_allclose(total.numpy(), x.sum(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rows.numpy(), x.sum(axis=-1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(cols.numpy(), x.max(axis=0) if shape[0] else x.sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_huge_filter_compiles_on_the_generic_path():
+    x, k = _rand(1, 64, 64, 4), _rand(11, 11, 4, 8)
+    conv = tfn.function(lambda a, b: tfn.nn.conv2d(a, b, 1, "SAME"))
+    want = tfn.nn.conv2d(tfn.constant(x), tfn.constant(k), 1, "SAME").numpy()
+    np.testing.assert_allclose(conv(tfn.constant(x), tfn.constant(k)).numpy(), want, rtol=1e-3, atol=1e-3)
