@@ -1,34 +1,47 @@
-"""tfn-polynomial-approximation: f32 math.exp/log/tanh as arith/math.fma polynomials (Cephes exp/log, Eigen tanh).
+"""tfn-polynomial-approximation: f32 math.exp/log/tanh as arith/math.fma polynomials, within one float32 ulp.
 
 libm's expf/logf/tanhf are scalar calls, so a loop containing them is not vectorised; these polynomials are plain
-arithmetic: on the 64-lane vectors of tfn-vectorize-elementwise, or vectorised by LLVM like other elementwise ops
-(tfn.sigmoid lowers to 1 / (1 + exp(-x)), so it is covered through its exp). f64 and f16 stay on libm. Accuracy
-against NumPy (float32 in, float64 reference, measured on 2e6 random points per range; test_kernels.py asserts
-bounds of twice these):
-  exp  on [-87, 88]:     max relative error 8.2e-8; results in the subnormal range (x < -87.3) within 1.1e-45 absolute
-  log  on [1e-30, 1e30]: max relative error 7.8e-8; on [0.5, 2] (log near 0) max absolute error 3.9e-8
-  tanh on [-10, 10]:     max relative error 2.8e-7, absolute 2.8e-7 (the error of TF's own CPU tanh)
+arithmetic: on the 64-lane vectors of tfn-vectorize-elementwise, or vectorised by LLVM like other elementwise ops.
+f64 and f16 stay on libm. The f32 sigmoid (no math op) is built by tfn-to-linalg from `sigmoid_f32` below.
+Error against float64 NumPy over every float32 exponent and densely where the function varies (test_ulp.py asserts
+at most 1 ulp, 0.5 ulp on average), with the range reduction that gets there:
+  exp      0.74 ulp max, 0.25 mean: e**x = 2**n (1 + r + c), r = x - n ln2 (Cody-Waite), 1 + r + c as a sum of two
+           floats, one rounding fma; 2**n in two factors, the second exact but for subnormal results (0.25 ulp more)
+  log      0.77 ulp max, 0.25 mean: x = m 2**e with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial in m - 1
+  tanh     0.80 ulp max, 0.26 mean: t + t**3 P(t**2) below 0.55; above, 1 - 2 / (1 + e**2t) with 1 + e**2t as two
+           floats and the reciprocal refined by a Newton step on its residual
+  sigmoid  0.74 ulp max, 0.25 mean: the same reciprocal of 1 + e**-|x|; for x < 0, e**x / (1 + e**x) rounded once
 Special values follow libm: exp(nan) = nan, exp(inf) = inf, exp(-inf) = 0, exp(x > 88.73) = inf; log(+-0) = -inf,
-log(x < 0) = nan, log(inf) = inf, log(subnormal) is finite; tanh(+-inf) = +-1, tanh(-0) = -0, tanh(nan) = nan.
+log(x < 0) = nan, log(inf) = inf, log(subnormal) is finite; tanh(+-inf) = +-1 (and +-1 from |x| > 9.01), tanh(-0) = -0,
+sigmoid saturates to exactly 0 and 1; nan stays nan (quiet).
+A vector math.erf (no LLVM intrinsic) is unrolled into scalar ones here, for convert-math-to-libm.
 """
 from mlir import ir
-from mlir.dialects import arith, math
+from mlir.dialects import arith, math, vector
 
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
-LOG2E, LN2_HI, LN2_LO = 1.44269504088896341, 0.693359375, -2.12194440e-4
-EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+LOG2E = 1.44269504088896341
+# ln 2 = LN2_HI + LN2_LO (Cody-Waite): n * LN2_HI is exact for |n| < 2**15
+LN2_HI, LN2_LO = 0.693359375, -2.1219444170128554e-4
+# (e**r - 1 - r) / r**2 on |r| <= ln2/2, highest power first: relative error 2**-27.9 (EXP_POLY4: 2**-22.9, enough
+# where the polynomial's share of the result is small)
+EXP_POLY = (1.9908785179723054e-4, 1.392874401062727e-3, 8.333245292305946e-3, 4.1666530072689056e-2,
+            0.1666666716337204, 0.5)
+EXP_POLY4 = (1.3905816012993455e-3, 8.362955413758755e-3, 4.166676104068756e-2, 0.16666579246520996, 0.5)
 LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
             -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
-TANH_CLAMP = 7.90531110763549805
-TANH_NUM = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
-            1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
-TANH_DEN = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
+# (tanh(t) - t) / t**3 as a polynomial in t**2 on |t| <= TANH_SMALL: relative error 2**-24
+TANH_SMALL = 0.55
+TANH_POLY = (-6.457474548369646e-3, 2.1224575117230415e-2, -5.3894948214292526e-2, 0.1333303600549698,
+             -0.3333333134651184)
+TANH_BIG = 9.5  # tanh(t) rounds to 1 for t > 9.01
+EXP_MIN, EXP_MAX = -104.0, 88.75  # e**x rounds to 0 below, overflows to inf above
 SQRTHF = 0.707106781186547524
 
 
-class _Builder:
+class Builder:
     """Emits f32 arithmetic of one shape (f32 or vector<...xf32>) at the current insertion point."""
 
     def __init__(self, ftype):
@@ -57,6 +70,16 @@ class _Builder:
     def cmp(self, pred, a, b):
         return arith.cmpf(getattr(arith.CmpFPredicate, pred), a, b)
 
+    def at_most(self, x, bound):
+        """min(x, bound), and bound for nan: x86's vminps itself (arith.minnumf costs a compare and blend more)."""
+        c = self.f(bound)
+        return arith.select(self.cmp("OLT", x, c), x, c)
+
+    def at_least(self, x, bound):
+        """max(x, bound), and bound for nan (vmaxps)."""
+        c = self.f(bound)
+        return arith.select(self.cmp("OGT", x, c), x, c)
+
     def pow2(self, n):
         """2**n for an i32 n in [-126, 127], built from its exponent bits."""
         return arith.bitcast(self.ftype, arith.shli(arith.addi(n, self.i(127)), self.i(23)))
@@ -68,19 +91,37 @@ def _const(type_, attr):
     return arith.constant(type_, attr)
 
 
+def _exp_reduce(b, x, coeffs=EXP_POLY):
+    """(n, r, c) with e**x = 2**n (1 + r + c), |r| <= ln2/2 and |c| < 0.07, for x in [EXP_MIN, EXP_MAX]; n is an
+    i32. r's own rounding (2**-26 at most) costs 0.02 ulp of the results built on it."""
+    fx = math.floor(b.fma(x, b.f(LOG2E), b.f(0.5)))
+    r = b.fma(fx, b.f(-LN2_LO), b.fma(fx, b.f(-LN2_HI), x))  # the inner fma is exact
+    c = arith.mulf(arith.mulf(r, r), b.poly(coeffs, r))
+    return arith.fptosi(b.itype, fx), r, c
+
+
+def _split_one_plus(b, r, c):
+    """(hi, lo) with hi + lo = 1 + r + c, hi = fl(1 + r) and lo exact but for the rounding of a tiny sum."""
+    hi = arith.addf(b.f(1.0), r)
+    return hi, arith.addf(arith.addf(arith.subf(b.f(1.0), hi), r), c)
+
+
+def _scale_exponent(b, n):
+    """(s1, s2) normal powers of two with s1 * s2 = 2**n, n in [-150, 128]: s2 = 2**(n >> 1) applied last is exact
+    unless the result overflows (to inf, as expf) or is subnormal (one more rounding: at most 0.25 ulp)."""
+    k = arith.shrsi(n, b.i(1))
+    return b.pow2(arith.subi(n, k)), b.pow2(k)
+
+
 def exp_f32(b, x):
-    """e**x: x = n ln2 + r, |r| <= ln2/2, e**r by a degree-7 polynomial, 2**n applied in two halves so that the
-    result overflows to inf and underflows through the subnormals like expf."""
-    xc = arith.maxnumf(arith.minnumf(x, b.f(88.75)), b.f(-104.0))
-    fx = math.floor(b.fma(xc, b.f(LOG2E), b.f(0.5)))
-    r = b.fma(fx, b.f(-LN2_HI), xc)
-    r = b.fma(fx, b.f(-LN2_LO), r)
-    y = b.fma(b.poly(EXP_POLY, r), arith.mulf(r, r), r)
-    y = arith.addf(y, b.f(1.0))
-    n = arith.fptosi(b.itype, fx)
-    half = arith.shrsi(n, b.i(1))
-    y = arith.mulf(arith.mulf(y, b.pow2(half)), b.pow2(arith.subi(n, half)))
-    return arith.select(b.cmp("UNO", x, x), x, y)
+    """e**x = 2**n (hi + lo) rounded once by fma(2**n, hi, 2**n lo): at most 0.77 ulp, 0.25 ulp on average.
+    Overflows to inf and underflows through the subnormals like expf; nan stays nan."""
+    xc = b.at_least(b.at_most(x, EXP_MAX), EXP_MIN)
+    n, r, c = _exp_reduce(b, xc)
+    hi, lo = _split_one_plus(b, r, c)
+    s1, s2 = _scale_exponent(b, n)
+    y = arith.mulf(b.fma(s1, hi, arith.mulf(s1, lo)), s2)
+    return arith.select(b.cmp("UNO", x, x), b.f(float("nan")), y)  # a quiet nan
 
 
 def log_f32(b, x):
@@ -106,16 +147,49 @@ def log_f32(b, x):
     return arith.select(b.cmp("ULT", x, b.f(0.0)), b.f(float("nan")), y)  # x < 0 or nan
 
 
+def _reciprocal(b, dh, dl):
+    """(q, e) with 1 / (dh + dl) = q + e q to about 2**-45: one division and a Newton step on the residual."""
+    q = arith.divf(b.f(1.0), arith.addf(dh, dl))
+    e = b.fma(arith.negf(q), dl, b.fma(arith.negf(q), dh, b.f(1.0)))
+    return q, e
+
+
 def tanh_f32(b, x):
-    """tanh(x): Eigen's (and so TF's CPU) rational approximation, odd degree 13 over even degree 6, on x clamped
-    to +-7.9053; x itself for |x| < 4e-4 and +-1 beyond the clamp (where tanh rounds to +-1)."""
-    xc = arith.maximumf(arith.minimumf(x, b.f(TANH_CLAMP)), b.f(-TANH_CLAMP))  # nan-propagating
-    x2 = arith.mulf(xc, xc)
-    p = arith.mulf(xc, b.poly(TANH_NUM, x2))
-    q = b.poly(TANH_DEN, x2)
-    ax = math.absf(x)
-    r = arith.select(b.cmp("OLT", ax, b.f(4e-4)), x, arith.divf(p, q))
-    return arith.select(b.cmp("OGE", ax, b.f(TANH_CLAMP)), math.copysign(b.f(1.0), x), r)
+    """tanh(x) within 0.8 ulp (0.26 ulp on average over [-3, 3]): t + t**3 P(t**2) for |x| < 0.55, else
+    1 - 2 / (1 + e**2t) with e**2t = 2**n (1 + r + c) and the reciprocal refined; +-1 beyond 9.01, -0.0 and nan
+    kept."""
+    t = math.absf(x)
+    t2 = arith.mulf(t, t)
+    small = b.fma(t, arith.mulf(t2, b.poly(TANH_POLY, t2)), t)
+    tc = b.at_most(t, TANH_BIG)
+    n, r, c = _exp_reduce(b, arith.addf(tc, tc), EXP_POLY4)
+    s = b.pow2(n)
+    dh = b.fma(s, r, arith.addf(s, b.f(1.0)))  # 1 + s exact: n <= 28, and n > 23 only where 2 / (1 + e**2t) < 2**-24
+    q, e = _reciprocal(b, dh, arith.mulf(s, c))
+    big = b.fma(b.f(-2.0), b.fma(e, q, q), b.f(1.0))
+    y = arith.select(b.cmp("OGE", t, b.f(TANH_SMALL)), big, small)  # nan: the small path, which keeps it
+    return math.copysign(y, x)
+
+
+def sigmoid_f32(b, x):
+    """1 / (1 + e**-x) within 0.76 ulp over the whole float32 range, 0.25 ulp on average: with t = -|x|,
+    e**t = 2**n (1 + r + c) and D = 1 + e**t as a sum of two floats, 1 / D refined (x >= 0) or e**t / D rounded
+    once (x < 0, down through the subnormals); nan stays nan."""
+    t = b.at_least(arith.negf(math.absf(x)), EXP_MIN)
+    n, r, c = _exp_reduce(b, t)
+    s1, s2 = _scale_exponent(b, n)
+    s = arith.mulf(s1, s2)
+    sp1 = arith.addf(s, b.f(1.0))
+    dh = b.fma(s, r, sp1)
+    sp1_lo = arith.subf(s, arith.subf(sp1, b.f(1.0)))  # 1 + s rounds for n < -23
+    dl = b.fma(s, c, arith.addf(b.fma(s, r, arith.subf(sp1, dh)), sp1_lo))
+    q, e = _reciprocal(b, dh, dl)
+    ql = arith.mulf(e, q)
+    pos = arith.addf(q, ql)
+    hi, lo = _split_one_plus(b, r, c)
+    neg = arith.mulf(b.fma(arith.mulf(s1, hi), q, arith.mulf(s1, b.fma(hi, ql, arith.mulf(lo, q)))), s2)
+    y = arith.select(b.cmp("OLT", x, b.f(0.0)), neg, pos)
+    return arith.select(b.cmp("UNO", x, x), b.f(float("nan")), y)  # a quiet nan
 
 
 APPROXIMATIONS = {"math.exp": exp_f32, "math.log": log_f32, "math.tanh": tanh_f32}
@@ -127,12 +201,33 @@ def _is_f32(type_):
     return isinstance(type_, ir.F32Type)
 
 
+LIBM_ONLY = {"math.erf"}  # no LLVM intrinsic: convert-math-to-libm calls libm per element, on scalars only
+
+
+def scalarize(op):
+    """A vector math op as one scalar op per element (vector.from_elements), so that libm can be called later."""
+    vtype = ir.VectorType(op.results[0].type)
+    n = 1
+    for d in vtype.shape:
+        n *= d
+    flat = ir.VectorType.get([n], vtype.element_type)
+    x = vector.shape_cast(flat, op.operands[0])
+    elems = [ir.Operation.create(op.name, [vtype.element_type], [vector.extract(x, [], [i])]).result
+             for i in range(n)]
+    return vector.shape_cast(vtype, vector.from_elements(flat, elems))
+
+
 def approximate(root):
     """Replace every f32 math.exp/log/tanh under root by its polynomial; returns how many were replaced."""
     ops = collect(root, lambda op: op.name in APPROXIMATIONS and _is_f32(op.results[0].type))
     for op in ops:
         with ir.InsertionPoint(op), op.location:
-            new = APPROXIMATIONS[op.name](_Builder(op.results[0].type), op.operands[0])
+            new = APPROXIMATIONS[op.name](Builder(op.results[0].type), op.operands[0])
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
+    for op in collect(root, lambda op: op.name in LIBM_ONLY and isinstance(op.results[0].type, ir.VectorType)):
+        with ir.InsertionPoint(op), op.location:
+            new = scalarize(op)
         op.results[0].replace_all_uses_with(new)
         op.erase()
     return len(ops)

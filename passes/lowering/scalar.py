@@ -2,7 +2,9 @@
 from mlir import ir
 from mlir.dialects import arith, math, scf
 
+from tfn.dialects import dtypes
 from tfn.dialects import types as ttypes
+from tfn.passes import tfn_polynomial_approximation as approx
 
 
 def const(dtype, value):
@@ -137,6 +139,65 @@ def sign(dt, a):
     pos = arith.extui(a.type, arith.cmpi(arith.CmpIPredicate.sgt, a, zero))
     neg_ = arith.extui(a.type, arith.cmpi(arith.CmpIPredicate.slt, a, zero))
     return arith.subi(pos, neg_)
+
+
+def sigmoid(dt, a):
+    """1 / (1 + exp(-x)); float32 as tfn-polynomial-approximation's accurate sigmoid (no math op to rewrite later)."""
+    if dt is dtypes.float32:
+        return approx.sigmoid_f32(approx.Builder(a.type), a)
+    return arith.divf(const(dt, 1), arith.addf(const(dt, 1), math.exp(arith.negf(a))))
+
+
+def _in_float64(dt, a, body):
+    """body(x) evaluated in float64 and rounded once to a's type: float16/float32 results within 0.5 ulp (+2**-29)."""
+    if dt is dtypes.float64:
+        return body(a)
+    return arith.truncf(a.type, body(arith.extf(ir.F64Type.get(), a)))
+
+
+def _select_eq(a, b, then, else_):
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, a, b), then, else_)
+
+
+def _log1p64(x):
+    """log(1 + x) from libm's log (Kahan): u = 1 + x rounds, log(u) * x / (u - 1) undoes it; a few f64 ulp.
+    (math.log1p itself would become log(1 + x) in convert-math-to-llvm.)"""
+    one = arith.constant(x.type, 1.0)
+    u = arith.addf(one, x)
+    d = arith.subf(u, one)
+    y = _select_eq(d, arith.constant(x.type, 0.0), x, arith.mulf(math.log(u), arith.divf(x, d)))
+    return _select_eq(u, arith.constant(x.type, float("inf")), u, y)
+
+
+def _expm1_64(x):
+    """exp(x) - 1 from libm's exp and log (Kahan): (u - 1) * x / log(u) with u = exp(x); a few f64 ulp."""
+    one = arith.constant(x.type, 1.0)
+    u = math.exp(x)
+    d = arith.subf(u, one)
+    y = arith.mulf(d, arith.divf(x, math.log(u)))
+    y = _select_eq(d, arith.constant(x.type, -1.0), d, y)
+    y = _select_eq(u, arith.constant(x.type, float("inf")), u, y)
+    return _select_eq(u, one, x, y)
+
+
+def log1p(dt, a):
+    return _in_float64(dt, a, _log1p64)
+
+
+def expm1(dt, a):
+    return _in_float64(dt, a, _expm1_64)
+
+
+def erf(dt, a):
+    return _in_float64(dt, a, math.erf)  # libm's erf
+
+
+def softplus(dt, a):
+    """log(1 + e**x) = max(x, 0) + log1p(e**-|x|): no overflow, accurate for x far below 0."""
+    def body(x):
+        return arith.addf(arith.maximumf(x, arith.constant(x.type, 0.0)),
+                          _log1p64(math.exp(arith.negf(math.absf(x)))))
+    return _in_float64(dt, a, body)
 
 
 def abs_(dt, a):

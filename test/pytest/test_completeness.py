@@ -36,6 +36,8 @@ SAMPLES = {
     "square": (tfn.square, [F]), "sqrt": (tfn.sqrt, [F]), "rsqrt": (tfn.math.rsqrt, [F]),
     "exp": (tfn.exp, [F]), "log": (tfn.math.log, [F]), "tanh": (tfn.tanh, [F]),
     "sigmoid": (tfn.sigmoid, [F]), "sin": (tfn.sin, [F]), "cos": (tfn.cos, [F]),
+    "log1p": (tfn.math.log1p, [F - 1]), "expm1": (tfn.math.expm1, [F - 1]), "erf": (tfn.math.erf, [F - 1]),
+    "softplus": (tfn.nn.softplus, [F * 4 - 4]),
     "logical_not": (tfn.logical_not, [B]),
     "add": (tfn.add, [F, G]), "subtract": (tfn.subtract, [F, G]), "multiply": (tfn.multiply, [F, G]),
     "divide": (tfn.divide, [F, G]), "floordiv": (tfn.math.floordiv, [I, np.int32(2)]),

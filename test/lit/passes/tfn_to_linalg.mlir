@@ -28,11 +28,13 @@ func.func @unary(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %4 = "tfn.negative"(%3) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   // CHECK: math.rsqrt
   %5 = "tfn.rsqrt"(%4) : (tensor<?x4xf32>) -> tensor<?x4xf32>
-  // sigmoid(x) = 1 / (1 + exp(-x))
-  // CHECK: arith.negf
-  // CHECK-NEXT: math.exp
-  // CHECK-NEXT: arith.addf
-  // CHECK-NEXT: arith.divf
+  // f32 sigmoid is built here, accurate (tfn-polynomial-approximation's): e**-|x| in parts, 1 / (1 + e**-|x|) refined
+  // CHECK: math.absf
+  // CHECK: math.floor
+  // CHECK: arith.divf
+  // CHECK: arith.cmpf olt
+  // CHECK-NOT: math.exp
+  // CHECK: linalg.yield
   %6 = "tfn.sigmoid"(%5) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   // CHECK: arith.cmpf ogt
   // CHECK: arith.cmpf olt
@@ -50,6 +52,31 @@ func.func @unary(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // CHECK-NEXT: linalg.yield %[[V]] : f32
   %12 = "tfn.identity"(%11) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %12 : tensor<?x4xf32>
+}
+
+// log1p, expm1, erf, softplus are computed in float64 and rounded once; log1p and expm1 by Kahan's
+// formulas from log/exp (convert-math-to-llvm would turn math.log1p into log(1 + x)), erf by libm.
+// CHECK-LABEL: func.func @float64_inside
+func.func @float64_inside(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) {
+  // CHECK: arith.extf {{.*}} : f32 to f64
+  // CHECK: math.log {{.*}} : f64
+  // CHECK: arith.truncf {{.*}} : f64 to f32
+  %0 = "tfn.log1p"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.exp {{.*}} : f64
+  // CHECK: math.log {{.*}} : f64
+  // CHECK: arith.truncf
+  %1 = "tfn.expm1"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.erf {{.*}} : f64
+  %2 = "tfn.erf"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // softplus = max(x, 0) + log1p(exp(-|x|))
+  // CHECK: arith.maximumf
+  // CHECK: math.absf
+  // CHECK: math.exp
+  %3 = "tfn.softplus"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK-NOT: arith.extf
+  // CHECK: math.erf {{.*}} : f64
+  %4 = "tfn.erf"(%y) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
 }
 
 // Broadcasting: the row vector is read through (d0, d1) -> (d1).
