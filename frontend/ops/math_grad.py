@@ -7,12 +7,14 @@ from tfn.ops.math_ops import (
     cast,
     cos,
     equal,
+    exp,
     floordiv,
     greater,
     greater_equal,
     less_equal,
     log,
     negative,
+    sigmoid,
     sign,
     sin,
     where,
@@ -83,6 +85,30 @@ def _exp_grad(op, g):
 @gradient(ops.log)
 def _log_grad(op, g):
     return g / op.inputs[0]
+
+
+@gradient(ops.log1p)
+def _log1p_grad(op, g):
+    return g / (1 + op.inputs[0])
+
+
+@gradient(ops.expm1)
+def _expm1_grad(op, g):
+    return g * (op.outputs[0] + 1)
+
+
+@gradient(ops.erf)
+def _erf_grad(op, g):
+    x = op.inputs[0]
+    return g * (_TWO_OVER_SQRT_PI * exp(negative(x * x)))
+
+
+@gradient(ops.softplus)
+def _softplus_grad(op, g):
+    return g * sigmoid(op.inputs[0])
+
+
+_TWO_OVER_SQRT_PI = 1.1283791670955126  # d/dx erf(x) = 2/sqrt(pi) exp(-x^2)
 
 
 @gradient(ops.tanh)

@@ -54,9 +54,9 @@ def _cases():
         if not op.differentiable or op.attrs or name in cases or name in NO_GRADIENT:
             continue
         if op.operands == ("x",):
-            cases[name] = [(OP_API[name], [pos(*s)]) for s in [(), (3,), (2, 3)]]
+            cases[name] = [(OP_API[op], [pos(*s)]) for s in [(), (3,), (2, 3)]]
         elif op.operands == ("x", "y"):
-            cases[name] = [(OP_API[name], [pos(*a), pos(*b)]) for a, b in SHAPES]
+            cases[name] = [(OP_API[op], [pos(*a), pos(*b)]) for a, b in SHAPES]
     m = rand(3, 4)
     cases["select"] = [(lambda x, y: tfn.where(BOOL23, x, y), [rand(2, 3), rand(3)]),
                        (lambda x, y: tfn.where(BOOL23[0], x, y), [rand(2, 3), rand(2, 1)])]
