@@ -53,3 +53,6 @@ from tfn import autodiff  # noqa: E402,F401
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
+
+# Training: seeded random tensors, and Keras's layers, models, losses, metrics and optimizers.
+from tfn import keras, random  # noqa: E402,F401
