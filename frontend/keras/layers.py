@@ -233,48 +233,6 @@ class Conv2D(Layer):
         return self.activation(y)
 
 
-def _pad_axis(x, axis, before, after, value):
-    """x with `before`/`after` slices of `value` along `axis`."""
-    if before == 0 and after == 0:
-        return x
-    edge = tf.zeros_like(x[(slice(None),) * axis + (slice(0, 1),)]) + value
-    return tf.concat([edge] * before + [x] + [edge] * after, axis)
-
-
-def _pool_geometry(size, k, s, same):
-    """(pad before, pad after, output size) of one spatial dim, TF's SAME split."""
-    if same:
-        out = -(-size // s)
-        total = max((out - 1) * s + k - size, 0)
-        return total // 2, total - total // 2, out
-    return 0, 0, (size - k) // s + 1
-
-
-def pool2d(x, pool_size, strides, padding, kind):
-    """Max or average pooling of NHWC `x` as a reduction over the window's strided taps (differentiable)."""
-    x = tf.convert_to_tensor(x)
-    (kh, kw), (sh, sw), same = pool_size, strides, padding == "same"
-    h, w = tuple(x.shape)[1:3]
-    if h is None or w is None:
-        raise ValueError(f"pooling needs static spatial dimensions, got input shape {tuple(x.shape)}")
-    (pt, pb, oh), (pl, pr, ow) = _pool_geometry(h, kh, sh, same), _pool_geometry(w, kw, sw, same)
-    if oh < 1 or ow < 1:
-        raise ValueError(f"Computed output size would be negative: input {tuple(x.shape)}, pool {pool_size}")
-    fill = np.finfo(np.float32).min if kind == "max" else 0.0
-    xp = _pad_axis(_pad_axis(x, 1, pt, pb, fill), 2, pl, pr, fill)
-    out = None
-    for i in range(kh):
-        for j in range(kw):
-            tap = xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :]
-            out = tap if out is None else (tf.maximum(out, tap) if kind == "max" else out + tap)
-    if kind == "max":
-        return out
-    # the average over the window's elements inside the input (TF's SAME average excludes the padding)
-    rows = np.array([min(r * sh - pt + kh, h) - max(r * sh - pt, 0) for r in range(oh)], np.float32)
-    cols = np.array([min(c * sw - pl + kw, w) - max(c * sw - pl, 0) for c in range(ow)], np.float32)
-    return out * tf.constant((1.0 / np.outer(rows, cols))[None, :, :, None].astype(np.float32))
-
-
 class _Pooling2D(Layer):
     kind = None
 
@@ -287,7 +245,8 @@ class _Pooling2D(Layer):
         self.padding = _padding(padding)
 
     def call(self, inputs):
-        return pool2d(inputs, self.pool_size, self.strides, self.padding, self.kind)
+        pool = tf.nn.max_pool2d if self.kind == "max" else tf.nn.avg_pool2d
+        return pool(inputs, self.pool_size, self.strides, self.padding.upper())
 
 
 class MaxPooling2D(_Pooling2D):

@@ -181,3 +181,25 @@ def test_bad_arguments_raise_keras_errors():
         L.Dropout(1.5)
     with pytest.raises(TypeError, match="Unrecognized keyword"):
         L.Dense(2, colour="red")
+
+
+def test_nn_softmax_log_softmax_stable_with_gradient():
+    logits = tf.constant([[1000.0, 0.0, -1000.0], [1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(tf.nn.log_softmax(logits).numpy()[0], [0.0, -1000.0, -2000.0])
+    z = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(tf.nn.softmax(logits).numpy()[1], np.exp(z) / np.exp(z).sum(), rtol=1e-6)
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = -tf.reduce_sum(tf.nn.log_softmax(logits) * tf.constant([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+    want = tf.nn.softmax(logits).numpy() - np.array([[0, 1, 0], [0, 0, 1]])
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), want, atol=1e-6)
+    np.testing.assert_array_equal(tf.nn.relu(tf.constant([-1.0, 2.0])).numpy(), [0.0, 2.0])
+
+
+def test_nn_pooling_compiled_equals_eager():
+    x = rand(2, 6, 5, 3)
+    f = tf.function(lambda t: (tf.nn.max_pool2d(t, 3, 2, "SAME"), tf.nn.avg_pool2d(t, 2, 1, "VALID")))
+    for got, want in zip(f(x), (tf.nn.max_pool2d(x, 3, 2, "SAME"), tf.nn.avg_pool2d(x, 2, 1, "VALID"))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="padding"):
+        tf.nn.max_pool2d(x, 2, 2, "FULL")
