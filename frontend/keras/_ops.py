@@ -3,6 +3,7 @@
 (`import tfn` here would be an import cycle: tfn imports keras.)"""
 from types import SimpleNamespace
 
+from tfn import dtypes
 from tfn import ops as _families  # noqa: F401  (the op families register their public functions)
 from tfn.core import api
 from tfn.core.tensor import convert_to_tensor
@@ -12,4 +13,4 @@ from tfn.state.variables import Variable
 tf = SimpleNamespace(**api.namespace(""), nn=SimpleNamespace(**api.namespace("nn")),
                      math=SimpleNamespace(**api.namespace("math")),
                      convert_to_tensor=convert_to_tensor, stop_gradient=stop_gradient, GradientTape=GradientTape,
-                     Variable=Variable)
+                     Variable=Variable, float32=dtypes.float32)

@@ -64,6 +64,8 @@ class Layer(Module):
     def __call__(self, inputs, *args, training=None, **kwargs):
         if not isinstance(inputs, (list, tuple, dict)):
             inputs = tf.convert_to_tensor(inputs)
+            if inputs.dtype.is_floating and inputs.dtype != tf.float32:
+                inputs = tf.cast(inputs, tf.float32)  # Keras autocasts float inputs to the layer's float32
         if not self.built:
             self.build(_shape_of(inputs))
             self.built = True

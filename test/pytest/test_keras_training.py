@@ -249,3 +249,15 @@ def test_save_and_load_weights(tmp_path):
 def test_fit_requires_compile():
     with pytest.raises(RuntimeError, match="compile"):
         K.Sequential([K.layers.Dense(1)]).fit(np.ones((2, 1)), np.ones((2, 1)))
+
+
+def test_compiled_fit_updates_batch_norm_statistics_and_accepts_float64():
+    tf.random.set_seed(4)
+    x = RNG.standard_normal((64, 3)) * 3 + 5  # float64, as NumPy makes it: cast to the layers' float32
+    y = x.sum(axis=1, keepdims=True)
+    model = K.Sequential([K.Input(shape=(3,)), K.layers.BatchNormalization(momentum=0.5), K.layers.Dense(1)])
+    model.compile(optimizer=K.optimizers.SGD(0.05), loss="mse")
+    model.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0)
+    bn = model.layers[0]
+    np.testing.assert_allclose(bn.moving_mean.numpy(), x.mean(0), rtol=0.2)  # 6 updates with momentum 0.5
+    assert model.predict(x[:4]).dtype == np.float32
