@@ -61,13 +61,16 @@ class Layer(Module):
     def call(self, inputs, *args, **kwargs):
         return inputs
 
+    def _build_on_first_call(self, input_shape):
+        self.build(input_shape)
+
     def __call__(self, inputs, *args, training=None, **kwargs):
         if not isinstance(inputs, (list, tuple, dict)):
             inputs = tf.convert_to_tensor(inputs)
             if inputs.dtype.is_floating and inputs.dtype != tf.float32:
                 inputs = tf.cast(inputs, tf.float32)  # Keras autocasts float inputs to the layer's float32
         if not self.built:
-            self.build(_shape_of(inputs))
+            self._build_on_first_call(_shape_of(inputs))
             self.built = True
         if training is not None and _takes_training(self.call):
             kwargs["training"] = training

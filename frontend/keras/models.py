@@ -35,6 +35,9 @@ class Model(Layer):
         self.built = True
         self._build_shape = tuple(input_shape)
 
+    def _build_on_first_call(self, input_shape):
+        pass  # the first call itself builds the layers it reaches (no extra run on zeros inside a trace)
+
     # ---- training --------------------------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, jit_compile=None):
         """Set the optimizer, the loss and the metrics; `run_eagerly=True` runs the steps without tfn.function."""
