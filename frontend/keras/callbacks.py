@@ -59,13 +59,15 @@ class Progbar:
         return f"{current}/{self.target} {self._bar(current)} {eta:.0f}s {per}{format_logs(logs)}"
 
     def update(self, current, logs):
-        """Show progress after `current` steps (drawn at most 20 times a second on a terminal)."""
+        """Show progress after `current` steps (drawn at most 20 times a second on a terminal); `logs` is a dict
+        or a callable giving one, called only when drawing."""
         if not self.dynamic:
             return
         now = time.perf_counter()
         if now - self._last_draw < 0.05 and current < self.target:
             return
         self._last_draw = now
+        logs = logs() if callable(logs) else logs
         self.stream.write("\r" + self._line(current, logs, False) + "\x1b[K")
         self.stream.flush()
 

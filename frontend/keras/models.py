@@ -112,7 +112,7 @@ class Model(Layer):
             bar = Progbar(n_batches, verbose)
             for i, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle)):
                 step(xb, yb)
-                bar.update(i + 1, self._logs())
+                bar.update(i + 1, self._logs)  # read (eager ops) only when the bar is redrawn
             logs = self._logs()
             if validation_data is not None:
                 vx, vy = validation_data[:2]
