@@ -1,24 +1,29 @@
 """`tfn.random`: seeded random tensors that run eagerly and inside compiled functions alike.
 
-The generator is counter based: element i of a draw is hash(seed, counter + i), where `counter` is an int64
-tfn.Variable that each draw advances by its element count. The hash is a few rounds of multiply/square modulo the
-prime 2**31 - 1 written with elementwise int64 tfn ops (every product stays below 2**62), so a compiled function
-draws new numbers on every call, the same numbers for the same seed, and eager and compiled runs agree. It is a
-smaller generator than TF's Philox 4x32: 23 random bits per uniform float, fit for initialisation, dropout and
-shuffling, not for cryptography or long Monte-Carlo runs.
+The generator is Philox 4x32-10 (Salmon et al., SC'11; TF and JAX use it), counter based: a draw of n numbers
+encrypts the counters c, c + 1, ..., c + n/4 under the key (global seed, op seed), where c is an int64
+tfn.Variable that each draw advances. So a compiled function draws new numbers on every call, the same numbers
+for the same seed, and eager and compiled runs agree bit for bit. The rounds are written with int64 tfn ops on
+32-bit words (the 32x32 -> 64-bit products split into 16-bit halves so nothing overflows) and tfn's bitwise_xor.
+Streams are not TF's: TF derives its keys and counters from seeds differently.
 """
 import math as _pymath
 
 import numpy as np
 
 from tfn import dtypes
+from tfn.core.api import op_api
+from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
+from tfn.dialects import ops
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
-_PRIME = 2**31 - 1
+_PRIME = 2**31 - 1  # seeds are kept modulo this
 _DEFAULT_SEED = 87654321
+_M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85  # Philox 4x32's multipliers and key bumps
+_2_16, _2_32 = 2**16, 2**32
 
 
 class _State:
@@ -67,30 +72,48 @@ def _static_shape(shape):
     return dims
 
 
-def _mix(h, salt):
-    """One round of the hash: multiply by a primitive root, add the salt, square, all modulo 2**31 - 1."""
-    h = math_ops.floormod(h * 48271 + salt, _PRIME)
-    return math_ops.floormod(h * h + 12345, _PRIME)
+@op_api(ops.bitwise_xor)
+def bitwise_xor(x, y, name=None):
+    """x ^ y on integer tensors (TF's tf.bitwise.bitwise_xor; here for the generator's rounds)."""
+    return apply(ops.bitwise_xor, tensors(x, y))
 
 
-def _bits(dims, seed):
-    """int64 tensor of `dims` holding 23 random bits per element (counter advanced by the element count)."""
+def _mulhilo(m, c):
+    """(high, low) 32-bit halves of the 64-bit product of the constant m and the words c (no int64 overflow)."""
+    a = c % _2_16 * m  # < 2**48
+    b = math_ops.floordiv(c, _2_16) * m  # < 2**48
+    t = a + b % _2_16 * _2_16
+    return math_ops.floordiv(b, _2_16) + math_ops.floordiv(t, _2_32), t % _2_32
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1, rounds=10):
+    """Philox 4x32 of the counter words (int64 tensors holding 32-bit values) under the key (k0, k1)."""
+    for r in range(rounds):
+        hi0, lo0 = _mulhilo(_M0, c0)
+        hi1, lo1 = _mulhilo(_M1, c2)
+        key0, key1 = (k0 + r * _W0) % _2_32, (k1 + r * _W1) % _2_32
+        c0, c1, c2, c3 = bitwise_xor(bitwise_xor(hi1, c1), key0), lo1, bitwise_xor(bitwise_xor(hi0, c3), key1), lo0
+    return c0, c1, c2, c3
+
+
+def _words(dims, seed):
+    """int64 tensor of `dims` holding 32 random bits per element (the counter advanced by a quarter of the count)."""
     n = int(np.prod(dims, dtype=np.int64))
+    blocks = max(-(-n // 4), 1)
     counter, global_seed = _variables()
     start = counter.value()
-    counter.assign_add(np.int64(n))
-    base = math_ops.floormod(global_seed.value() * 7919 + (0 if seed is None else int(seed) % _PRIME * 104729),
-                             _PRIME)
-    index = fill_ops.range(0, n, dtype=dtypes.int64) + start
-    h = math_ops.floormod(index + base, _PRIME)
-    for salt in (math_ops.floormod(base, 1000003) + 1, 40503, 65537):
-        h = _mix(h, salt)
-    return array_ops.reshape(math_ops.floordiv(h, 256), dims)
+    counter.assign_add(np.int64(blocks))
+    ctr = fill_ops.range(0, blocks, dtype=dtypes.int64) + start
+    zero = fill_ops.zeros_like(ctr)
+    key1 = np.int64(0 if seed is None else int(seed) % _2_32)
+    out = philox4x32(ctr % _2_32, math_ops.floordiv(ctr, _2_32), zero, zero, global_seed.value() % _2_32, key1)
+    flat = array_ops.reshape(array_ops.stack(list(out), 1), [4 * blocks])
+    return array_ops.reshape(flat[:n], dims)
 
 
 def _unit(dims, seed):
-    """Uniform float32 in [0, 1) on a 2**-23 grid."""
-    return math_ops.cast(_bits(dims, seed), dtypes.float32) * np.float32(2.0**-23)
+    """Uniform float32 in [0, 1) on a 2**-23 grid (the top 23 bits of each word)."""
+    return math_ops.cast(math_ops.floordiv(_words(dims, seed), 512), dtypes.float32) * np.float32(2.0**-23)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -101,7 +124,7 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype")
         lo, hi = int(minval), int(maxval)
-        draw = math_ops.floormod(_bits(dims, seed), max(hi - lo, 1)) + lo
+        draw = math_ops.floormod(_words(dims, seed), max(hi - lo, 1)) + lo
         return math_ops.cast(draw, dtype)
     maxval = 1.0 if maxval is None else maxval
     u = _unit(dims, seed)
@@ -135,7 +158,7 @@ def shuffle(value, seed=None, name=None):
     n = value.shape[0]
     if n is None:
         raise ValueError("tfn.random.shuffle needs a static first dimension")
-    keys = _bits([n], seed)
+    keys = _words([n], seed)
     # rank of each key among all keys (ties broken by position): an n x n comparison, fine for the sizes shuffled
     ki, kj = array_ops.expand_dims(keys, 1), array_ops.expand_dims(keys, 0)
     pos = fill_ops.range(0, n, dtype=dtypes.int64)

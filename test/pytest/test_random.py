@@ -52,3 +52,19 @@ def test_shuffle_is_a_permutation():
     assert sorted(values) == list(range(50)) and not np.array_equal(values, np.arange(50))
     rows = tf.random.shuffle(tf.reshape(tf.range(12), [6, 2])).numpy()
     assert sorted(map(tuple, rows)) == [(2 * i, 2 * i + 1) for i in range(6)]
+
+
+@pytest.mark.parametrize("counter,key,want", [
+    ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+    ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+    ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+     [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+])
+def test_philox_known_answers_eager_and_compiled(counter, key, want):
+    """Random123's known-answer vectors for Philox 4x32-10."""
+    words = [tf.constant(np.array([c], np.int64)) for c in counter]
+    keys = [np.int64(k) for k in key]
+    eager = tf.random.philox4x32(*words, *keys)
+    compiled = tf.function(lambda *w: tf.random.philox4x32(*w, *keys))(*words)
+    assert [int(w.numpy()[0]) for w in eager] == want
+    assert [int(w.numpy()[0]) for w in compiled] == want

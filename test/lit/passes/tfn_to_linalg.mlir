@@ -361,3 +361,13 @@ func.func @shape_of(%x: tensor<?x3xf32>, %s: tensor<f32>) -> (tensor<2xi64>, ten
   %2 = "tfn.shape"(%s) {out_type = i32} : (tensor<f32>) -> tensor<0xi32>
   return %0, %1, %2 : tensor<2xi64>, tensor<2xi32>, tensor<0xi32>
 }
+
+// ---- integer bit operations (tfn.random's generator)
+
+// CHECK-LABEL: func.func @bitwise_xor
+func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
+  // CHECK: linalg.generic
+  // CHECK: arith.xori %{{.*}}, %{{.*}} : i64
+  %0 = "tfn.bitwise_xor"(%x, %y) : (tensor<?xi64>, tensor<i64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
