@@ -37,7 +37,7 @@ def _binary(name, fn, allowed, summary, result_dtype=None, differentiable=True, 
         rules.allowed(tf, dt, allowed)
         return rules.tensor(rules.broadcast_shapes(tf, types[0].shape, types[1].shape), result_dtype or dt)
     define(name, ["x", "y"], infer, _quiet(fn), tf_name=tf, summary=summary, differentiable=differentiable,
-           tf_api=tf_api or (name, "math." + name))
+           tf_api=tf_api if tf_api is not None else (name, "math." + name))
 
 
 def _check_int_divisor(y):
@@ -146,6 +146,8 @@ for _name, _fn, _sym in (("less", np.less, "<"), ("less_equal", np.less_equal, "
     _binary(_name, _fn, N, f"x {_sym} y", dtypes.bool_, False)
 _binary("logical_and", np.logical_and, B, "x and y", differentiable=False)
 _binary("logical_or", np.logical_or, B, "x or y", differentiable=False)
+_binary("bitwise_xor", np.bitwise_xor, rules.INTEGERS, "x ^ y, bit by bit (tfn.random's Philox generator)",
+        differentiable=False, tf_api=())
 
 
 def _select_infer(types, attrs):

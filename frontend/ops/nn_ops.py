@@ -1,7 +1,11 @@
-"""Public neural-network functions (`tfn.nn.conv2d`)."""
-from tfn.core.api import op_api
+"""Public neural-network functions (`tfn.nn.conv2d`; pooling, softmax, relu as compositions of tfn ops)."""
+import numpy as np
+
+from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply, tensors
+from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
+from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
 
 
 def _pair(value, what):
@@ -32,3 +36,87 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         raise ValueError("strides > 1 not supported in conjunction with dilations > 1")
     attrs = {"strides": (sh, sw), "dilations": (dh, dw), "same": padding.upper() == "SAME"}
     return apply(ops.conv2d, [x, w], attrs)
+
+
+@export("nn.relu")
+def relu(features, name=None):
+    """max(features, 0)."""
+    x = convert_to_tensor(features)
+    return math_ops.maximum(x, fill_ops.zeros_like(x))
+
+
+@export("nn.log_softmax")
+def log_softmax(logits, axis=None, name=None):
+    """logits - log(sum(exp(logits))) along `axis` (default last), the row maximum subtracted first: stable."""
+    x = convert_to_tensor(logits)
+    axis = -1 if axis is None else axis
+    # exp of (x - max) cannot overflow; the max's own gradient cancels exactly in the formula
+    shifted = x - reduction_ops.reduce_max(x, axis=axis, keepdims=True)
+    return shifted - math_ops.log(reduction_ops.reduce_sum(math_ops.exp(shifted), axis=axis, keepdims=True))
+
+
+@export("nn.softmax")
+def softmax(logits, axis=None, name=None):
+    """exp(logits) / sum(exp(logits)) along `axis` (default last), computed from the shifted logits."""
+    x = convert_to_tensor(logits)
+    axis = -1 if axis is None else axis
+    e = math_ops.exp(x - reduction_ops.reduce_max(x, axis=axis, keepdims=True))
+    return e / reduction_ops.reduce_sum(e, axis=axis, keepdims=True)
+
+
+def _pad_axis(x, axis, before, after, value):
+    """x with `before`/`after` slices of `value` along `axis` (other dims may be dynamic)."""
+    if before == 0 and after == 0:
+        return x
+    edge = fill_ops.zeros_like(x[(slice(None),) * axis + (slice(0, 1),)]) + value
+    return array_ops.concat([edge] * before + [x] + [edge] * after, axis)
+
+
+def _pool_geometry(size, k, s, same):
+    """(pad before, pad after, output size) of one spatial dim, TF's SAME split."""
+    if same:
+        out = -(-size // s)
+        total = max((out - 1) * s + k - size, 0)
+        return total // 2, total - total // 2, out
+    return 0, 0, (size - k) // s + 1
+
+
+def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
+    """Max or average pooling of NHWC input: a reduction over the window's strided taps (so differentiable)."""
+    if data_format != "NHWC":
+        raise ValueError(f"pooling supports data_format='NHWC' only, got {data_format!r}")
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
+    x = convert_to_tensor(input)
+    (kh, kw), (sh, sw), same = _pair(ksize, "ksize"), _pair(strides, "strides"), padding.upper() == "SAME"
+    if len(x.shape) != 4 or None in tuple(x.shape)[1:3]:
+        raise ValueError(f"pooling needs a 4-D NHWC input with static height and width, got shape {x.shape}")
+    h, w = tuple(x.shape)[1:3]
+    (pt, pb, oh), (pl, pr, ow) = _pool_geometry(h, kh, sh, same), _pool_geometry(w, kw, sw, same)
+    if oh < 1 or ow < 1:
+        raise ValueError(f"Computed output size would be negative: input {x.shape}, window {(kh, kw)}, VALID padding")
+    fill = np.finfo(x.dtype.np).min if kind == "max" else 0.0
+    xp = _pad_axis(_pad_axis(x, 1, pt, pb, fill), 2, pl, pr, fill)
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :]
+            out = tap if out is None else (math_ops.maximum(out, tap) if kind == "max" else out + tap)
+    if kind == "max":
+        return out
+    # each window's mean over its elements inside the input (TF's SAME average leaves the padding out)
+    rows = np.array([min(r * sh - pt + kh, h) - max(r * sh - pt, 0) for r in range(oh)])
+    cols = np.array([min(c * sw - pl + kw, w) - max(c * sw - pl, 0) for c in range(ow)])
+    return out * convert_to_tensor((1.0 / np.outer(rows, cols))[None, :, :, None].astype(x.dtype.np))
+
+
+@export("nn.max_pool2d")
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """TF's tf.nn.max_pool2d: the maximum of each ksize window, NHWC, 'SAME' or 'VALID' padding."""
+    return _pool2d(input, ksize, strides, padding, data_format, "max")
+
+
+@export("nn.avg_pool2d")
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """TF's tf.nn.avg_pool2d: the mean of each ksize window (SAME windows average their in-bounds elements)."""
+    return _pool2d(input, ksize, strides, padding, data_format, "avg")

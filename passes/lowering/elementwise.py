@@ -46,6 +46,7 @@ BINARY = {
     ops.greater_equal: lambda dt, a, b: s.cmp(dt, "ge", a, b),
     ops.logical_and: lambda dt, a, b: arith.andi(a, b),
     ops.logical_or: lambda dt, a, b: arith.ori(a, b),
+    ops.bitwise_xor: lambda dt, a, b: arith.xori(a, b),
 }
 
 

@@ -19,7 +19,7 @@ from tfn.passes.lowering.common import PATTERNS, lowering
 from tfn.passes.pipelines import PIPELINES
 
 # op name -> why it has no public function (ops that only passes or the frontend's internals emit)
-INTERNAL = {}
+INTERNAL = {"bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)"}
 
 RNG = np.random.default_rng(7)
 F = RNG.random((2, 3)).astype(np.float32) + 0.5
@@ -73,6 +73,7 @@ SAMPLES = {
     "pad": (lambda x: tfn.pad(x, [[1, 0], [2, 1]], constant_values=-1.0), [F]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
+    "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
 }
 
 

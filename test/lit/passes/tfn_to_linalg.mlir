@@ -431,3 +431,13 @@ func.func @int_pow(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> {
   %0 = "tfn.pow"(%x, %y) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
   return %0 : tensor<3xi32>
 }
+
+// ---- integer bit operations (tfn.random's generator)
+
+// CHECK-LABEL: func.func @bitwise_xor
+func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
+  // CHECK: linalg.generic
+  // CHECK: arith.xori %{{.*}}, %{{.*}} : i64
+  %0 = "tfn.bitwise_xor"(%x, %y) : (tensor<?xi64>, tensor<i64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}

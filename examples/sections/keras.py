@@ -1,0 +1,134 @@
+"""The guide's Keras programs, run by tfn.keras: two optimizers with one function, several models with one
+function, and a small model trained with compile/fit (one compiled train step per batch)."""
+from contextlib import contextmanager
+
+import numpy as np
+from common import section
+
+import tfn as tf
+
+
+@contextmanager
+def assert_raises(error_class):
+    try:
+        yield
+    except error_class as e:
+        print(f"Caught expected exception \n  {error_class}:\n{e}")
+    else:
+        raise AssertionError(f"Expected {error_class!r} to be raised but no exception was raised.")
+
+
+section("Known issues: using with multiple Keras optimizers")
+
+opt1 = tf.keras.optimizers.Adam(learning_rate=1e-2)
+opt2 = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+
+@tf.function
+def train_step(w, x, y, optimizer):
+    with tf.GradientTape() as tape:
+        L = tf.reduce_sum(tf.square(w * x - y))
+    gradients = tape.gradient(L, [w])
+    optimizer.apply_gradients(zip(gradients, [w]))
+
+
+w = tf.Variable(2.)
+x = tf.constant([-1.])
+y = tf.constant([2.])
+
+train_step(w, x, y, opt1)
+print("Calling `train_step` with different optimizer...")
+with assert_raises(ValueError):
+    train_step(w, x, y, opt2)
+
+
+class TrainStep(tf.Module):
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    @tf.function
+    def __call__(self, w, x, y):
+        with tf.GradientTape() as tape:
+            L = tf.reduce_sum(tf.square(w * x - y))
+        gradients = tape.gradient(L, [w])
+        self.optimizer.apply_gradients(zip(gradients, [w]))
+
+
+opt1 = tf.keras.optimizers.Adam(learning_rate=1e-2)
+opt2 = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+train_o1 = TrainStep(opt1)
+train_o2 = TrainStep(opt2)
+
+train_o1(w, x, y)
+train_o2(w, x, y)
+print("A tfn.Module per optimizer: w =", round(float(w), 5))
+
+opt1 = tf.keras.optimizers.Adam(learning_rate=1e-2)
+opt2 = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+
+# Not a tf.function.
+def train_step(w, x, y, optimizer):
+    with tf.GradientTape() as tape:
+        L = tf.reduce_sum(tf.square(w * x - y))
+    gradients = tape.gradient(L, [w])
+    optimizer.apply_gradients(zip(gradients, [w]))
+
+
+w = tf.Variable(2.)
+x = tf.constant([-1.])
+y = tf.constant([2.])
+
+# Make a new tf.function and ConcreteFunction for each optimizer.
+train_step_1 = tf.function(train_step)
+train_step_2 = tf.function(train_step)
+for i in range(10):
+    if i % 2 == 0:
+        train_step_1(w, x, y, opt1)
+    else:
+        train_step_2(w, x, y, opt2)
+print("A tfn.function per optimizer: w =", round(float(w), 5), "after", int(opt1.iterations), "+",
+      int(opt2.iterations), "steps")
+
+section("Known issues: using with multiple Keras models")
+
+
+@tf.function
+def predict(model, x):
+    return model(x)
+
+
+x = tf.ones([2, 3])
+predict(tf.keras.Sequential([tf.keras.layers.Dense(2)]), x)
+with assert_raises(ValueError):
+    predict(tf.keras.Sequential([tf.keras.layers.Dense(2)]), x)
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+model.build((None, 3))  # the weights exist before the function runs: no error
+print("After model.build((None, 3)):", predict(model, x).shape)
+
+section("Keras training: compile, fit, evaluate (one compiled train step per batch)")
+
+tf.random.set_seed(0)
+rng = np.random.default_rng(0)
+centres = np.array([[2, 2], [-2, 2], [0, -2.5]], np.float32)
+labels = rng.integers(0, 3, 300).astype(np.int32)
+points = centres[labels] + rng.normal(size=(300, 2)).astype(np.float32) * 0.6
+
+model = tf.keras.Sequential([
+    tf.keras.Input(shape=(2,)),
+    tf.keras.layers.Dense(16, activation="relu", name="hidden"),
+    tf.keras.layers.Dropout(0.1, name="dropout"),
+    tf.keras.layers.Dense(3, name="logits"),
+], name="blobs")  # names given: Keras numbers default names process-wide
+model.summary()
+model.compile(optimizer=tf.keras.optimizers.Adam(0.05),
+              loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+history = model.fit(points[:240], labels[:240], batch_size=40, epochs=5, validation_data=(points[240:], labels[240:]),
+                    verbose=0)
+for epoch, (loss, accuracy) in enumerate(zip(history.history["loss"], history.history["accuracy"])):
+    print(f"epoch {epoch + 1}: loss {loss:.2f}, accuracy {accuracy:.2f}")
+loss, accuracy = model.evaluate(points[240:], labels[240:], verbose=0)
+print(f"held-out accuracy {accuracy:.2f}")
+print("predicted classes:", model.predict(points[240:246]).argmax(axis=1), "labels:", labels[240:246])

@@ -1,0 +1,276 @@
+"""`Model` (subclassed models), `Sequential`, and training: compile / fit / evaluate / predict, one compiled step
+per batch."""
+import sys
+
+import numpy as np
+
+from tfn import random as tfn_random
+from tfn.keras import losses as losses_mod
+from tfn.keras import metrics as metrics_mod
+from tfn.keras import optimizers as optimizers_mod
+from tfn.keras._ops import tf
+from tfn.keras.callbacks import History, Progbar
+from tfn.keras.layers import InputLayer, Layer
+from tfn.tracing.polymorphic import function
+
+
+class Model(Layer):
+    """A Layer with training: subclass and define `call`, or use `Sequential`."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.optimizer = self.loss = None
+        self.compiled_metrics = []
+        self.stop_training = False
+        self._steps = {}
+
+    def build(self, input_shape):
+        """Create every weight by running the model once on zeros of `input_shape` (None dims taken as 1)."""
+        if self.built:
+            return
+        dims = [1 if d is None else int(d) for d in input_shape]
+        if type(self).call is Layer.call:
+            raise ValueError("You must override call() to build a subclassed Model")
+        self.call(tf.zeros(dims))
+        self.built = True
+        self._build_shape = tuple(input_shape)
+
+    def _build_on_first_call(self, input_shape):
+        pass  # the first call itself builds the layers it reaches (no extra run on zeros inside a trace)
+
+    # ---- training --------------------------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, jit_compile=None):
+        """Set the optimizer, the loss and the metrics; `run_eagerly=True` runs the steps without tfn.function."""
+        self.optimizer = optimizers_mod.get(optimizer)
+        self.loss = losses_mod.get(loss) if loss is not None else None
+        self.compiled_metrics = [metrics_mod.get(m, self.loss) for m in (metrics or [])]
+        self._loss_tracker = metrics_mod.Mean(name="loss")
+        self.run_eagerly = run_eagerly
+        self._steps = {}
+
+    @property
+    def metrics(self):
+        return [self._loss_tracker] + list(self.compiled_metrics) if self.loss is not None else []
+
+    def compute_loss(self, y, y_pred):
+        return self.loss(y, y_pred)
+
+    def train_step(self, x, y):
+        """One optimisation step on a batch; the metrics accumulate its loss and predictions."""
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(y, y_pred)
+        variables = self.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        self._update_metrics(loss, y, y_pred)
+        return loss
+
+    def test_step(self, x, y):
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(y, y_pred)
+        self._update_metrics(loss, y, y_pred)
+        return loss
+
+    def predict_step(self, x):
+        return self(x, training=False)
+
+    def _update_metrics(self, loss, y, y_pred):
+        n = tf.cast(tf.shape(y_pred)[0], "float32")
+        self._loss_tracker.update_state(loss, sample_weight=n)  # loss is the batch mean: weight by batch size
+        for m in self.compiled_metrics:
+            m.update_state(y, y_pred)
+
+    def _step(self, name):
+        """The step method `name`, wrapped once in tfn.function (unless run_eagerly)."""
+        if name not in self._steps:
+            method = getattr(self, name)
+            self._steps[name] = method if getattr(self, "run_eagerly", False) else function(method)
+        return self._steps[name]
+
+    def _logs(self, prefix=""):
+        return {prefix + m.name: float(m.result()) for m in self.metrics}
+
+    def _reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _require_compiled(self, what):
+        if self.optimizer is None or self.loss is None:
+            raise RuntimeError(f"You must call `compile()` before using the model for {what}.")
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", validation_data=None, shuffle=True,
+            initial_epoch=0, validation_batch_size=None):
+        """Train for `epochs` passes over (x, y) in batches; returns a History of the per-epoch logs."""
+        self._require_compiled("training")
+        verbose = 1 if verbose == "auto" else verbose
+        history, step = History(), self._step("train_step")
+        n_batches = num_batches(x, batch_size)
+        for epoch in range(initial_epoch, epochs):
+            if verbose:
+                print(f"Epoch {epoch + 1}/{epochs}", file=sys.stdout, flush=True)
+            self._reset_metrics()
+            bar = Progbar(n_batches, verbose)
+            for i, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle)):
+                step(xb, yb)
+                bar.update(i + 1, self._logs)  # read (eager ops) only when the bar is redrawn
+            logs = self._logs()
+            if validation_data is not None:
+                vx, vy = validation_data[:2]
+                logs.update(self._evaluate_logs(vx, vy, validation_batch_size or batch_size, prefix="val_"))
+            bar.finish(n_batches, logs)
+            history.record(epoch, logs)
+            if self.stop_training:
+                break
+        self.history = history
+        return history
+
+    def _evaluate_logs(self, x, y, batch_size, prefix=""):
+        self._reset_metrics()
+        step = self._step("test_step")
+        for xb, yb in batches(x, y, batch_size, False):
+            step(xb, yb)
+        return self._logs(prefix)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
+        """The loss (and metrics) over (x, y): a scalar, or [loss, *metrics], or a dict with return_dict."""
+        self._require_compiled("evaluation")
+        verbose = 1 if verbose == "auto" else verbose
+        bar = Progbar(num_batches(x, batch_size), verbose)
+        logs = self._evaluate_logs(x, y, batch_size)
+        bar.finish(num_batches(x, batch_size), logs)
+        if return_dict:
+            return logs
+        values = [logs[m.name] for m in self.metrics]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose=0):
+        """The model's outputs (training=False) for x, batch by batch, as one NumPy array."""
+        step = self._step("predict_step")
+        return np.concatenate([np.asarray(step(xb)) for xb, _ in batches(x, None, batch_size, False)])
+
+    # ---- weights and summary ---------------------------------------------------------------------------------
+    def save_weights(self, filepath):
+        """All weights, in `weights` order, to an .npz file."""
+        with open(filepath, "wb") as f:
+            np.savez(f, **{f"w{i}": v.numpy() for i, v in enumerate(self.weights)})
+
+    def load_weights(self, filepath):
+        """Weights saved by save_weights (the model must be built with the same architecture)."""
+        with np.load(filepath) as data:
+            values = [data[f"w{i}"] for i in range(len(data.files))]
+        self.set_weights(values)
+
+    def summary(self, print_fn=None):
+        """TF's table of layers, output shapes and parameter counts."""
+        (print_fn or print)(summary_text(self))
+
+
+class Sequential(Model):
+    """A stack of layers, each called on the previous one's output."""
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self._layers = []
+        self._input_shape = None
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        if isinstance(layer, InputLayer):
+            self._input_shape = layer.shape
+            self.build(layer.shape)
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Only instances of `keras.Layer` can be added to a Sequential model. Received: {layer}")
+        self._layers.append(layer)
+        self._tracked.append(layer)
+        if self._input_shape is None and layer._input_shape_arg is not None:
+            self._input_shape = layer._input_shape_arg
+        if self._input_shape is not None:
+            self.built = False
+            self.build(self._input_shape)
+
+    def pop(self):
+        layer = self._layers.pop()
+        self._tracked.remove(layer)
+        return layer
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    def build(self, input_shape=None):
+        input_shape = self._input_shape if input_shape is None else tuple(input_shape)
+        if input_shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        self._input_shape = input_shape
+        if self._layers:
+            self.call(tf.zeros([1 if d is None else int(d) for d in input_shape]))
+            self.built = True
+
+    def call(self, inputs, training=None):
+        x = inputs
+        for layer in self._layers:
+            x = layer(x, training=training)
+        return x
+
+
+def num_rows(x):
+    return len(x[0]) if isinstance(x, (list, tuple)) else len(x)
+
+
+def num_batches(x, batch_size):
+    return -(-num_rows(x) // (batch_size or 32))
+
+
+def batches(x, y, batch_size, shuffle):
+    """(x, y) batches of `batch_size` rows (32 by default; the last may be smaller), shuffled by the seeded NumPy
+    generator when asked. The one place fit/evaluate/predict read data from (y may be None)."""
+    n, size = num_rows(x), batch_size or 32
+    order = tfn_random.numpy_generator().permutation(n) if shuffle else np.arange(n)
+    xs = np.asarray(x)
+    ys = None if y is None else np.asarray(y)
+    for start in range(0, n, size):
+        rows = order[start:start + size]
+        yield xs[rows], (None if ys is None else ys[rows])
+
+
+def _shape_text(layer):
+    shape = getattr(layer, "_output_shape", None)
+    return "?" if shape is None else "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _size_text(n_params):
+    n = n_params * 4
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.2f} B"
+
+
+def summary_text(model):
+    """Keras's summary table (the column widths of an 80-character line)."""
+    widths = (33, 24, 15)
+
+    def row(cells, sep, right=(False, False, True)):
+        parts = [(f" {c}".rjust(w - 1) if r else f" {c}".ljust(w - 1)) + " " for c, w, r in zip(cells, widths, right)]
+        return sep + sep.join(p[:w] for p, w in zip(parts, widths)) + sep
+
+    def rule(left, mid, right, ch):
+        return left + mid.join(ch * w for w in widths) + right
+
+    lines = [f'Model: "{model.name}"', rule("┏", "┳", "┓", "━"),
+             row(("Layer (type)", "Output Shape", "Param #"), "┃"), rule("┡", "╇", "┩", "━")]
+    layers = model.layers
+    for i, layer in enumerate(layers):
+        lines.append(row((f"{layer.name} ({type(layer).__name__})", _shape_text(layer),
+                          f"{layer.count_params():,}"), "│"))
+        if i + 1 < len(layers):
+            lines.append(rule("├", "┼", "┤", "─"))
+    lines.append(rule("└", "┴", "┘", "─"))
+    total = model.count_params()
+    trainable = int(sum(int(np.prod(v.shape)) for v in model.trainable_weights))
+    lines += [f" Total params: {total:,} ({_size_text(total)})",
+              f" Trainable params: {trainable:,} ({_size_text(trainable)})",
+              f" Non-trainable params: {total - trainable:,} ({_size_text(total - trainable)})"]
+    return "\n".join(lines)
