@@ -1,5 +1,4 @@
 """The guide's gradient programs, run by tfn: tapes around a compiled call, and training steps compiled whole."""
-from contextlib import contextmanager
 
 import numpy as np
 from common import section
@@ -40,73 +39,6 @@ for _ in range(3):
     print("loss", sgd_step(w, x, y).numpy(), "w", w.numpy())
 print("\nThe traced step (each backward op carries the location of the forward op it differentiates):")
 print(sgd_step.experimental_get_compiler_ir(w, x, y)(stage="tfn"))
-
-section("Known issues: an optimizer that creates its variables on first use")
-
-
-class Momentum:
-    """A minimal optimizer (tfn has no Keras): one slot variable per variable, created on first use."""
-
-    def __init__(self, learning_rate, momentum=0.9):
-        self.learning_rate, self.momentum, self.slots = learning_rate, momentum, {}
-
-    def apply_gradients(self, grads_and_vars):
-        for g, var in grads_and_vars:
-            if id(var) not in self.slots:
-                self.slots[id(var)] = tf.Variable(tf.zeros_like(var))
-            slot = self.slots[id(var)]
-            slot.assign(self.momentum * slot + g)
-            var.assign_sub(self.learning_rate * slot)
-
-
-@contextmanager
-def assert_raises(error_class):
-    try:
-        yield
-    except error_class as e:
-        print(f"Caught expected exception \n  {error_class}:\n{e}")
-    else:
-        raise AssertionError(f"Expected {error_class!r} to be raised but no exception was raised.")
-
-
-opt1 = Momentum(learning_rate=1e-2)
-opt2 = Momentum(learning_rate=1e-3)
-
-
-@tf.function
-def train_step(w, x, y, optimizer):
-    with tf.GradientTape() as tape:
-        L = tf.reduce_sum(tf.square(w * x - y))
-    gradients = tape.gradient(L, [w])
-    optimizer.apply_gradients(zip(gradients, [w]))
-
-
-w = tf.Variable(2.0)
-train_step(w, x, y, opt1)
-print("Calling `train_step` with different optimizer...")
-with assert_raises(ValueError):
-    train_step(w, x, y, opt2)
-
-print("\nA tfn.Module per optimizer holds its own tfn.function:")
-
-
-class TrainStep(tf.Module):
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
-
-    @tf.function
-    def __call__(self, w, x, y):
-        with tf.GradientTape() as tape:
-            L = tf.reduce_sum(tf.square(w * x - y))
-        gradients = tape.gradient(L, [w])
-        self.optimizer.apply_gradients(zip(gradients, [w]))
-
-
-train_o1 = TrainStep(Momentum(learning_rate=1e-2))
-train_o2 = TrainStep(Momentum(learning_rate=1e-3))
-train_o1(w, x, y)
-train_o2(w, x, y)
-print("w after both steps:", w.numpy())
 
 section("Higher derivatives: nested tapes")
 
