@@ -43,12 +43,13 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         if level is None:
             level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
         on = target_mod.current() if options.target is None else options.target
-        text = registry.pipeline_text(options.pipeline, on)
-        k = cache.key(str(module), text, _option_key(level, on.cache_key(), options.target_key))
+        # The key names the pipeline as given: the target's cache_key holds every fact its passes' option defaults
+        # come from, and spelling the options out would import every pass on a cache hit (~200 ms).
+        k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
         artifact, scratch = cache.lookup(k), None
         if artifact is None:
             lowered = _copy(module)
-            _run_pipeline(lowered.operation, text, name or symbol, on)
+            _run_pipeline(lowered.operation, registry.pipeline_text(options.pipeline, on), name or symbol, on)
             artifact, scratch = compiler.build_and_store(lowered, k, level, on)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
         return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
