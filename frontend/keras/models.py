@@ -6,7 +6,7 @@ import numpy as np
 
 from tfn import random as tfn_random
 from tfn.data import structure as data_structure
-from tfn.data.dataset import Dataset
+from tfn.data.dataset import INFINITE_CARDINALITY, Dataset
 from tfn.keras import losses as losses_mod
 from tfn.keras import metrics as metrics_mod
 from tfn.keras import optimizers as optimizers_mod
@@ -253,6 +253,9 @@ def check_dataset_args(x, y, batch_size):
     if batch_size is not None:
         raise ValueError(f"The `batch_size` argument must not be specified for the given input type: a dataset is "
                          f"already batched. Received input: {x!r}, batch_size: {batch_size}")
+    if x._cardinality() == INFINITE_CARDINALITY:
+        raise ValueError(f"The dataset {x!r} repeats forever, so an epoch over it never ends; bound it with "
+                         "`.take(steps)` (steps_per_epoch is not supported)")
 
 
 def batches(x, y, batch_size, shuffle, targets=True):

@@ -330,5 +330,7 @@ def test_dataset_arguments_raise_keras_errors():
         model.fit(ds, batch_size=8, verbose=0)
     with pytest.raises(ValueError, match="`y` should not be passed"):
         model.evaluate(ds, y, verbose=0)
+    with pytest.raises(ValueError, match="repeats forever"):
+        model.fit(ds.repeat(), verbose=0)
     with pytest.raises(ValueError, match=r"must have \(x, y\) elements"):
         model.fit(tf.data.Dataset.from_tensor_slices(x).batch(8), verbose=0)
