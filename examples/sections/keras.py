@@ -1,5 +1,6 @@
 """The guide's Keras programs, run by tfn.keras: two optimizers with one function, several models with one
-function, and a small model trained with compile/fit (one compiled train step per batch)."""
+function, and a small model trained with compile/fit (one compiled train step per batch), from arrays and
+from a tfn.data.Dataset."""
 from contextlib import contextmanager
 
 import numpy as np
@@ -132,3 +133,21 @@ for epoch, (loss, accuracy) in enumerate(zip(history.history["loss"], history.hi
 loss, accuracy = model.evaluate(points[240:], labels[240:], verbose=0)
 print(f"held-out accuracy {accuracy:.2f}")
 print("predicted classes:", model.predict(points[240:246]).argmax(axis=1), "labels:", labels[240:246])
+
+section("Keras training fed by a tfn.data.Dataset")
+
+# The dataset's elements are the batches, so fit takes no batch_size; validation_data may be a dataset too.
+train_ds = tf.data.Dataset.from_tensor_slices((points[:240], labels[:240])).shuffle(240, seed=1).batch(40)
+val_ds = tf.data.Dataset.from_tensor_slices((points[240:], labels[240:])).batch(30)
+tf.random.set_seed(0)
+model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(16, activation="relu"),
+                             tf.keras.layers.Dense(3)])
+model.compile(optimizer=tf.keras.optimizers.Adam(0.05),
+              loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+history = model.fit(train_ds, epochs=3, validation_data=val_ds, verbose=0)
+print("batches per epoch:", int(train_ds.cardinality()))
+print("loss per epoch:", [f"{v:.2f}" for v in history.history["loss"]],
+      "val_accuracy:", [f"{v:.2f}" for v in history.history["val_accuracy"]])
+loss, accuracy = model.evaluate(val_ds, verbose=0)
+print(f"evaluate(val_ds): accuracy {accuracy:.2f}")
+print("predict(val_ds):", model.predict(val_ds).shape)

@@ -288,6 +288,14 @@ class _TensorSliceDataset(_Source):
         for i in range(len(arrays[0])):
             yield tuple(a[i] for a in arrays)
 
+    def _gen_batches(self, size, drop):
+        """What `batch(size, drop)` yields, each batch sliced at once rather than stacked row by row (read-only views
+        of the sources, as the rows are)."""
+        arrays = self._arrays()
+        n = len(arrays[0])
+        for i in range(0, n - n % size if drop else n, size):
+            yield tuple(a[i:i + size] for a in arrays)
+
 
 class _TensorDataset(_Source):
     _index_kind = "tensors"  # how compiled code indexes it (frontend/data/staging.py)
@@ -472,6 +480,9 @@ class _BatchDataset(_Unary):
         return n // self._size if self._drop else -(-n // self._size)
 
     def _gen(self):
+        if isinstance(self._parent, _TensorSliceDataset):  # the common input pipeline: no per-row Python work
+            yield from self._parent._gen_batches(self._size, self._drop)
+            return
         buf = []
         for flat in self._parent._gen():
             buf.append(flat)

@@ -35,7 +35,7 @@ def _per_step(seconds):
 
 class Progbar:
     """Keras's progress bar: redrawn in place on a terminal (verbose=1), else one line when the epoch ends;
-    verbose=2 gives the one-line form always, verbose=0 nothing."""
+    verbose=2 gives the one-line form always, verbose=0 nothing. `target` None: a step count of unknown length."""
 
     width = 20
 
@@ -53,6 +53,10 @@ class Progbar:
     def _line(self, current, logs, final):
         elapsed = time.perf_counter() - self.start
         per = _per_step(elapsed / max(current, 1))
+        if self.target is None:  # a dataset of unknown length: Keras counts steps without a bar or ETA
+            if self.verbose == 2:
+                return f"{current}/Unknown - {elapsed:.0f}s - {per}{format_logs(logs)}"
+            return f"{current:7d}/Unknown {elapsed:.0f}s {per}{format_logs(logs)}"
         if self.verbose == 2:
             return f"{current}/{self.target} - {elapsed:.0f}s - {per}{format_logs(logs)}"
         eta = elapsed if final else elapsed / max(current, 1) * (self.target - current)
@@ -64,7 +68,7 @@ class Progbar:
         if not self.dynamic:
             return
         now = time.perf_counter()
-        if now - self._last_draw < 0.05 and current < self.target:
+        if now - self._last_draw < 0.05 and (self.target is None or current < self.target):
             return
         self._last_draw = now
         logs = logs() if callable(logs) else logs
@@ -72,9 +76,11 @@ class Progbar:
         self.stream.flush()
 
     def finish(self, current, logs):
-        """The epoch's final line."""
+        """The epoch's final line; an unknown target becomes `current` (the length, now known) as in Keras."""
         if self.verbose == 0:
             return
+        if self.target is None:
+            self.target = current
         prefix = "\r" if self.dynamic else ""
         self.stream.write(prefix + self._line(current, logs, True) + ("\x1b[K" if self.dynamic else "") + "\n")
         self.stream.flush()

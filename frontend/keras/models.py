@@ -5,6 +5,8 @@ import sys
 import numpy as np
 
 from tfn import random as tfn_random
+from tfn.data import structure as data_structure
+from tfn.data.dataset import INFINITE_CARDINALITY, Dataset
 from tfn.keras import losses as losses_mod
 from tfn.keras import metrics as metrics_mod
 from tfn.keras import optimizers as optimizers_mod
@@ -100,53 +102,67 @@ class Model(Layer):
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", validation_data=None, shuffle=True,
             initial_epoch=0, validation_batch_size=None):
-        """Train for `epochs` passes over (x, y) in batches; returns a History of the per-epoch logs."""
+        """Train for `epochs` passes over (x, y) in batches, or over a dataset of (x, y) batches; returns a History
+        of the per-epoch logs."""
         self._require_compiled("training")
+        check_dataset_args(x, y, batch_size)
         verbose = 1 if verbose == "auto" else verbose
         history, step = History(), self._step("train_step")
-        n_batches = num_batches(x, batch_size)
+        n_batches = num_batches(x, batch_size)  # None for a dataset of unknown length: learnt by the first epoch
         for epoch in range(initial_epoch, epochs):
             if verbose:
                 print(f"Epoch {epoch + 1}/{epochs}", file=sys.stdout, flush=True)
             self._reset_metrics()
-            bar = Progbar(n_batches, verbose)
-            for i, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle)):
+            bar, count = Progbar(n_batches, verbose), 0
+            for count, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle), 1):
                 step(xb, yb)
-                bar.update(i + 1, self._logs)  # read (eager ops) only when the bar is redrawn
+                bar.update(count, self._logs)  # read (eager ops) only when the bar is redrawn
+            n_batches = count
             logs = self._logs()
             if validation_data is not None:
-                vx, vy = validation_data[:2]
-                logs.update(self._evaluate_logs(vx, vy, validation_batch_size or batch_size, prefix="val_"))
-            bar.finish(n_batches, logs)
+                logs.update(self._validation_logs(validation_data, validation_batch_size or batch_size))
+            bar.finish(count, logs)
             history.record(epoch, logs)
             if self.stop_training:
                 break
         self.history = history
         return history
 
+    def _validation_logs(self, data, batch_size):
+        if isinstance(data, Dataset):
+            return self._evaluate_logs(data, None, None, prefix="val_")[0]
+        vx, vy = data[:2]
+        return self._evaluate_logs(vx, vy, batch_size, prefix="val_")[0]
+
     def _evaluate_logs(self, x, y, batch_size, prefix=""):
+        """(the logs over all batches, the number of batches)."""
         self._reset_metrics()
-        step = self._step("test_step")
+        step, count = self._step("test_step"), 0
         for xb, yb in batches(x, y, batch_size, False):
             step(xb, yb)
-        return self._logs(prefix)
+            count += 1
+        return self._logs(prefix), count
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
-        """The loss (and metrics) over (x, y): a scalar, or [loss, *metrics], or a dict with return_dict."""
+        """The loss (and metrics) over (x, y) or a dataset of (x, y) batches: a scalar, or [loss, *metrics], or a
+        dict with return_dict."""
         self._require_compiled("evaluation")
+        check_dataset_args(x, y, batch_size)
         verbose = 1 if verbose == "auto" else verbose
         bar = Progbar(num_batches(x, batch_size), verbose)
-        logs = self._evaluate_logs(x, y, batch_size)
-        bar.finish(num_batches(x, batch_size), logs)
+        logs, count = self._evaluate_logs(x, y, batch_size)
+        bar.finish(count, logs)
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=None, verbose=0):
-        """The model's outputs (training=False) for x, batch by batch, as one NumPy array."""
+        """The model's outputs (training=False) for x, or for a dataset of x batches (of (x, ...) tuples: x),
+        batch by batch, as one NumPy array."""
+        check_dataset_args(x, None, batch_size)
         step = self._step("predict_step")
-        return np.concatenate([np.asarray(step(xb)) for xb, _ in batches(x, None, batch_size, False)])
+        return np.concatenate([np.asarray(step(xb)) for xb, _ in batches(x, None, batch_size, False, targets=False)])
 
     # ---- weights and summary ---------------------------------------------------------------------------------
     def save_weights(self, filepath):
@@ -220,12 +236,35 @@ def num_rows(x):
 
 
 def num_batches(x, batch_size):
+    """The number of batches of an epoch; None for a dataset of unknown or infinite length."""
+    if isinstance(x, Dataset):
+        n = x._cardinality()
+        return n if n >= 0 else None
     return -(-num_rows(x) // (batch_size or 32))
 
 
-def batches(x, y, batch_size, shuffle):
+def check_dataset_args(x, y, batch_size):
+    """Keras's errors for arguments a dataset makes meaningless: its elements are the batches and hold the targets."""
+    if not isinstance(x, Dataset):
+        return
+    if y is not None:
+        raise ValueError("When providing `x` as a tfn.data.Dataset, `y` should not be passed. Instead, the targets "
+                         "should be included as part of the tfn.data.Dataset.")
+    if batch_size is not None:
+        raise ValueError(f"The `batch_size` argument must not be specified for the given input type: a dataset is "
+                         f"already batched. Received input: {x!r}, batch_size: {batch_size}")
+    if x._cardinality() == INFINITE_CARDINALITY:
+        raise ValueError(f"The dataset {x!r} repeats forever, so an epoch over it never ends; bound it with "
+                         "`.take(steps)` (steps_per_epoch is not supported)")
+
+
+def batches(x, y, batch_size, shuffle, targets=True):
     """(x, y) batches of `batch_size` rows (32 by default; the last may be smaller), shuffled by the seeded NumPy
-    generator when asked. The one place fit/evaluate/predict read data from (y may be None)."""
+    generator when asked; for a dataset x, its elements in order (batch_size and shuffle do not apply). The one
+    place fit/evaluate/predict read data from (y may be None; `targets=False`: only x is needed)."""
+    if isinstance(x, Dataset):
+        yield from dataset_batches(x, targets)
+        return
     n, size = num_rows(x), batch_size or 32
     order = tfn_random.numpy_generator().permutation(n) if shuffle else np.arange(n)
     xs = np.asarray(x)
@@ -233,6 +272,23 @@ def batches(x, y, batch_size, shuffle):
     for start in range(0, n, size):
         rows = order[start:start + size]
         yield xs[rows], (None if ys is None else ys[rows])
+
+
+def dataset_batches(ds, targets):
+    """(x, y) of each element of a dataset of (x, y) tuples, as NumPy arrays; with `targets=False` (predict) an
+    element may also be x alone or (x, ...), as Keras unpacks it (y then None)."""
+    ds._check_eager("fit/evaluate/predict")
+    spec = ds.element_spec
+    is_tuple = isinstance(spec, tuple)
+    if targets and not (is_tuple and len(spec) == 2):
+        raise ValueError(f"A dataset given to fit/evaluate must have (x, y) elements (inputs and targets), but its "
+                         f"element spec is {spec!r}")
+    for flat in ds._gen():
+        element = data_structure.pack_numpy(spec, flat)
+        if targets:
+            yield element
+        else:
+            yield (element[0] if is_tuple else element), None
 
 
 def _shape_text(layer):

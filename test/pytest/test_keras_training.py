@@ -261,3 +261,76 @@ def test_compiled_fit_updates_batch_norm_statistics_and_accepts_float64():
     bn = model.layers[0]
     np.testing.assert_allclose(bn.moving_mean.numpy(), x.mean(0), rtol=0.2)  # 6 updates with momentum 0.5
     assert model.predict(x[:4]).dtype == np.float32
+
+
+def _fit_losses(data, **kwargs):
+    """Per-epoch losses of a fresh seeded classifier trained on `data` (arrays, or one dataset)."""
+    tf.random.set_seed(5)
+    model = K.Sequential([K.Input(shape=(2,)), K.layers.Dense(8, activation="relu"), K.layers.Dense(3)])
+    model.compile(optimizer=K.optimizers.SGD(0.1), metrics=["accuracy"],
+                  loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model, model.fit(*data, epochs=3, **{"verbose": 0, **kwargs}).history
+
+
+def test_fit_on_a_dataset_equals_fit_on_the_same_batches_of_arrays():
+    x, y = _blobs()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(50)  # 240 rows: a last batch of 40
+    val = tf.data.Dataset.from_tensor_slices((x[:60], y[:60])).batch(25)
+    _, expected = _fit_losses((x, y), batch_size=50, shuffle=False, validation_data=(x[:60], y[:60]))
+    model, got = _fit_losses((ds,), validation_data=val)
+    assert sorted(got) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    for key in expected:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-6)
+    assert expected["loss"][-1] < expected["loss"][0]
+    np.testing.assert_allclose(model.evaluate(ds, verbose=0), model.evaluate(x, y, verbose=0), rtol=1e-6)
+    logs = model.evaluate(ds.map(lambda a, b: (a, b)), verbose=0, return_dict=True)
+    assert sorted(logs) == ["accuracy", "loss"]
+    np.testing.assert_allclose(model.predict(ds), model.predict(x), rtol=1e-6)
+    np.testing.assert_allclose(model.predict(tf.data.Dataset.from_tensor_slices(x).batch(64)), model.predict(x),
+                               rtol=1e-6)
+
+
+def test_fit_on_a_generator_dataset_shows_unknown_length_then_learns_it(capsys):
+    x, y = _blobs()
+
+    def gen():
+        for i in range(0, 240, 60):
+            yield x[i:i + 60], y[i:i + 60]
+
+    sig = (tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([None], tf.int32))
+    ds = tf.data.Dataset.from_generator(gen, output_signature=sig)
+    assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    _, expected = _fit_losses((x, y), batch_size=60, shuffle=False)
+    _, got = _fit_losses((ds,), verbose=2)
+    np.testing.assert_allclose(got["loss"], expected["loss"], rtol=1e-6)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Epoch 1/3" and len(lines) == 6
+    assert all(re.match(r"4/4 - \d+s - \d+(s|ms|us)/step - accuracy: ", line) for line in lines[1::2]), lines
+
+
+def test_progress_bar_of_unknown_length_counts_steps():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    bar = K.callbacks.Progbar(None, verbose=1, stream=stream)
+    bar.update(1, {"loss": 1.0})
+    assert re.fullmatch(r"\r      1/Unknown \d+s \d+(s|ms|us)/step - loss: 1\.0000\x1b\[K", stream.getvalue())
+    bar.finish(2, {"loss": 0.5})
+    assert re.search(r"\r2/2 ━{20} \d+s .* - loss: 0\.5000\x1b\[K\n$", stream.getvalue())
+
+
+def test_dataset_arguments_raise_keras_errors():
+    x, y = _regression_data()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+    model = K.Sequential([K.layers.Dense(1, input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match="`batch_size` argument must not be specified"):
+        model.fit(ds, batch_size=8, verbose=0)
+    with pytest.raises(ValueError, match="`y` should not be passed"):
+        model.evaluate(ds, y, verbose=0)
+    with pytest.raises(ValueError, match="repeats forever"):
+        model.fit(ds.repeat(), verbose=0)
+    with pytest.raises(ValueError, match=r"must have \(x, y\) elements"):
+        model.fit(tf.data.Dataset.from_tensor_slices(x).batch(8), verbose=0)
