@@ -286,7 +286,26 @@ def case_conv(fws, cfg):
     if over_eager is not None:
         note += f"; tfn compiled / tfn eager {over_eager:.2f}x"
     return [row("(d) conv 1x200x200x100, 100x3x3", "ms", t, "tfn compiled faster than tfn eager",
-                over_eager is not None and over_eager >= 1.0, _speedup(t), note)]
+                over_eager is not None and over_eager >= 1.0, _speedup(t), note), _keras_conv_row(fws, cfg)]
+
+
+def _keras_conv_row(fws, cfg):
+    """(d) the guide's timing: keras.layers.Conv2D(100, 3) on zeros [1, 200, 200, 100], function vs eager."""
+    layer = tfn.keras.layers.Conv2D(100, 3)
+    image = tfn.zeros([1, 200, 200, 100])
+    conv_fn = tfn.function(lambda image: layer(image))
+    layer(image)
+    t = {"tfn compiled": median_time(lambda: conv_fn(image).numpy(), cfg),
+         "tfn eager": median_time(lambda: layer(image).numpy(), cfg)}
+    if any(fw.name == "TF function" for fw in fws):
+        import tensorflow as tf  # optional dependency
+        tf_layer, tf_image = tf.keras.layers.Conv2D(100, 3), tf.zeros([1, 200, 200, 100])
+        tf_fn = tf.function(lambda image: tf_layer(image))
+        time.sleep(SETTLE_S)
+        t["TF function"] = median_time(lambda: tf_fn(tf_image).numpy(), cfg)
+    s = _speedup(t, over="tfn eager")
+    return row("(d) keras Conv2D(100, 3) layer, guide", "ms", t, "function >= 1.5x faster than eager",
+               s is not None and s >= 1.5, s, "speedup: tfn eager / tfn compiled (the guide's Keras conv)")
 
 
 # ---- a training step (issue 14) -----------------------------------------------------------------------------------
@@ -641,10 +660,146 @@ def case_fit_data(fws, cfg):
                 "dataset feeding costs <= 5% over arrays", cost <= 1.05, note=note)]
 
 
+# ---- the digits CNN (issue 15) -------------------------------------------------------------------------------
+
+DIGITS_BATCH, DIGITS_LR, DIGITS_DROPOUT = 32, 2e-3, 0.25
+
+
+def _digits_data():
+    """(x, y): the 1,348-image training split of examples/train_digits.py (8x8x1 in [0, 1], int32 labels).
+
+    Without scikit-learn: random images and labels of the same shapes (the epoch time does not depend on them)."""
+    try:
+        from sklearn.datasets import load_digits  # optional dependency (the `examples` extra)
+    except ImportError:
+        rng = np.random.default_rng(0)
+        return rng.random((1348, 8, 8, 1), dtype=np.float32), rng.integers(0, 10, 1348).astype(np.int32)
+    digits = load_digits()
+    x = (digits.images / 16.0).astype(np.float32)[..., None]
+    order = np.random.default_rng(0).permutation(len(x))
+    n_test = len(x) // 4
+    return x[order][n_test:], digits.target.astype(np.int32)[order][n_test:]
+
+
+def _digits_keras_model(keras, **compile_options):
+    """The CNN of examples/train_digits.py in keras (tfn.keras or tf.keras), compiled with Adam, no metrics."""
+    layers = keras.layers
+    model = keras.Sequential([
+        keras.Input(shape=(8, 8, 1)),
+        layers.Conv2D(32, 3, padding="same", activation="relu"),
+        layers.MaxPooling2D(),
+        layers.Conv2D(64, 3, padding="same", activation="relu"),
+        layers.Flatten(),
+        layers.Dropout(DIGITS_DROPOUT),
+        layers.Dense(10),
+    ])
+    model.compile(optimizer=keras.optimizers.Adam(DIGITS_LR),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), **compile_options)
+    return model
+
+
+def _keras_epoch(keras, x, y, **compile_options):
+    """A zero-argument callable running one shuffled fit epoch (batch 32, verbose=0) of the CNN in keras."""
+    model = _digits_keras_model(keras, **compile_options)
+    return lambda: model.fit(x, y, batch_size=DIGITS_BATCH, epochs=1, verbose=0)
+
+
+def _jax_digits_epoch(x, y):
+    """One epoch of the same CNN in plain jax.numpy: jax.jit of value_and_grad plus Adam, shuffled batches of 32."""
+    import jax  # optional dependency
+    import jax.numpy as jnp
+
+    def conv(h, w, b):
+        return jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "SAME",
+                                                        dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
+
+    def loss(params, xb, yb, key):
+        w1, b1, w2, b2, w3, b3 = params
+        h = conv(xb, w1, b1)
+        h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        h = conv(h, w2, b2).reshape(xb.shape[0], -1)
+        keep = jax.random.bernoulli(key, 1.0 - DIGITS_DROPOUT, h.shape)
+        h = jnp.where(keep, h / (1.0 - DIGITS_DROPOUT), 0.0)
+        logits = h @ w3 + b3
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), yb[:, None], axis=1))
+
+    @jax.jit
+    def step(params, m, v, t, xb, yb, key):
+        value, grads = jax.value_and_grad(loss)(params, xb, yb, key)
+        t = t + 1
+        m = [0.9 * a + 0.1 * g for a, g in zip(m, grads)]
+        v = [0.999 * a + 0.001 * g * g for a, g in zip(v, grads)]
+        lr = DIGITS_LR * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        params = [p - lr * a / (jnp.sqrt(b) + 1e-7) for p, a, b in zip(params, m, v)]
+        return value, params, m, v, t
+
+    rng = np.random.default_rng(0)
+    shapes = [(3, 3, 1, 32), (32,), (3, 3, 32, 64), (64,), (4 * 4 * 64, 10), (10,)]
+    params = [jnp.asarray(rng.standard_normal(s, dtype=np.float32) * 0.05) for s in shapes]
+    state = {"params": params, "m": [jnp.zeros_like(p) for p in params], "v": [jnp.zeros_like(p) for p in params],
+             "t": jnp.float32(0), "key": jax.random.PRNGKey(0)}
+
+    def epoch():
+        order = rng.permutation(len(x))
+        value = None
+        for i in range(0, len(x), DIGITS_BATCH):
+            idx = order[i:i + DIGITS_BATCH]
+            state["key"], key = jax.random.split(state["key"])
+            value, state["params"], state["m"], state["v"], state["t"] = step(
+                state["params"], state["m"], state["v"], state["t"], x[idx], y[idx], key)
+        return value.block_until_ready()
+    return epoch
+
+
+def _digits_epochs(fws, x, y):
+    """{column: zero-argument epoch} for tfn and, when installed, tf.keras (jit_compile off, on) and JAX."""
+    names = [fw.name for fw in fws]
+    tfn.random.set_seed(0)
+    epochs = {"tfn compiled": _keras_epoch(tfn.keras, x, y)}
+    if "TF function" in names:
+        import tensorflow as tf  # optional dependency
+        tf.random.set_seed(0)
+        epochs["tf.keras"] = _keras_epoch(tf.keras, x, y, jit_compile=False)
+        epochs["tf.keras XLA"] = _keras_epoch(tf.keras, x, y, jit_compile=True)
+    if "JAX jit" in names:
+        epochs["JAX jit"] = _jax_digits_epoch(x, y)
+    return epochs
+
+
+def _ratio_met(times, other, need):
+    """(tfn time / other's time, whether it is <= need), or (None, None) when other is not a number."""
+    a, b = times.get("tfn compiled"), times.get(other)
+    if not (isinstance(a, float) and isinstance(b, float)):
+        return None, None
+    return a / b, a / b <= need
+
+
+def case_digits(fws, cfg):
+    """(k) the digits CNN of examples/train_digits.py: seconds per fit epoch, tfn vs tf.keras and JAX."""
+    x, y = _digits_data()
+    times = {}
+    for name, epoch in _digits_epochs(fws, x, y).items():
+        time.sleep(SETTLE_S)
+        try:
+            epoch()  # compiles the train step (and the last, smaller batch's)
+            times[name] = median_time(epoch, cfg)
+        except Exception as e:  # a framework failing must not stop the suite
+            times[name] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+    vs_tf, ok_tf = _ratio_met(times, "tf.keras", 0.5)
+    vs_xla, _ = _ratio_met(times, "tf.keras XLA", 0.5)
+    vs_jax, ok_jax = _ratio_met(times, "JAX jit", 1.0)
+    parts = [f"tfn / {k} {r:.2f}x" for k, r in (("tf.keras", vs_tf), ("tf.keras XLA", vs_xla), ("JAX", vs_jax))
+             if r is not None]
+    met = None if ok_tf is None and ok_jax is None else ok_tf is not False and ok_jax is not False
+    note = f"{len(x)} images, {-(-len(x) // DIGITS_BATCH)} steps of batch {DIGITS_BATCH}, Adam"
+    return [row("(k) digits CNN, one fit epoch", "ms", times, "tfn <= 0.5x tf.keras, <= 1.0x JAX", met,
+                note="; ".join([note, *parts]))]
+
+
 # ---- output -----------------------------------------------------------------------------------------------------
 
 SCALE = {"us": 1e6, "ms": 1e3}
-ORDER = ["tfn compiled", "tfn eager", "NumPy", "NumPy 1 thread", "TF function", "JAX jit"]
+ORDER = ["tfn compiled", "tfn eager", "NumPy", "NumPy 1 thread", "TF function", "tf.keras", "tf.keras XLA", "JAX jit"]
 
 
 def fmt(v, unit):
@@ -697,7 +852,7 @@ def main(argv=None):
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
-                 case_trace, case_training, case_data, case_fit_data):
+                 case_trace, case_training, case_data, case_fit_data, case_digits):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue
