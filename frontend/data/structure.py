@@ -23,10 +23,6 @@ def to_tensors(value):
     return convert_to_tensor(value)
 
 
-def flat_specs(spec):
-    return nest.flatten(spec)
-
-
 def pack(spec, arrays):
     """The user's element: the spec's structure with a tfn.Tensor per array."""
     return nest.pack_sequence_as(spec, [Tensor(a, s.dtype) for a, s in zip(arrays, nest.flatten(spec))])

@@ -109,10 +109,6 @@ def where(condition, x=None, y=None, name=None):
     return apply("select", [condition, x, y])
 
 
-def _is_tensor(x):
-    return isinstance(x, TensorBase)
-
-
 # --- Python's operators on tensors --------------------------------------------------------------------------
 
 def _operator(fn, reflected):
