@@ -1,6 +1,7 @@
 """Run one op of the table: eagerly through its NumPy kernel, or into the current trace."""
 import numpy as np
 
+from tfn import dtypes
 from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
@@ -85,6 +86,9 @@ def tensors(*values, dtype_from=None):
     """Convert op inputs: tensors pass through; Python values take the dtype of the first tensor."""
     ref = next((v for v in values if isinstance(v, TensorBase)), None)
     dtype = ref.dtype if ref is not None and dtype_from is None else dtype_from
+    if dtype is None:  # as TF's op wrappers: the first NumPy array fixes the dtype the Python literals take
+        arr = next((v for v in values if isinstance(v, np.ndarray) and v.dtype.kind in "biuf"), None)
+        dtype = None if arr is None else dtypes.as_dtype(arr.dtype)
     out = []
     for v in values:
         if isinstance(v, TensorBase):

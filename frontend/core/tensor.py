@@ -294,6 +294,8 @@ def constant(value, dtype=None, shape=None, name=None):
             arr = arr.reshape(shape)
         else:
             raise TypeError(f"Expected Tensor's shape: {shape}, but got {arr.shape}.")
+    if isinstance(value, np.ndarray) and np.may_share_memory(arr, value):
+        arr = arr.copy()  # the tensor is immutable; the caller's array stays theirs (TF copies too)
     return Tensor(arr, dt)
 
 
