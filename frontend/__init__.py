@@ -3,6 +3,7 @@
 The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
 of the public names are imported below.
 """
+from tfn.dialects import mlir_loading  # noqa: F401, I001  (first: MLIR isolated from a process-wide LLVM)
 from tfn import (  # noqa: F401
     autograph,
     config,
