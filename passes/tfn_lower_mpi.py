@@ -40,7 +40,7 @@ def lowered_helpers(names):
                           "calls of the MPI C library, MPICH's ABI)")
 def lower_mpi(module_op):
     body = module_op.regions[0].blocks[0]
-    helpers = [op for op in body.operations if op.name in ("llvm.func", "func.func")
+    helpers = [op for op in body.operations if op.operation.name in ("llvm.func", "func.func")
                and (_symbol(op) or "").startswith(HELPER_PREFIX) and not op.regions[0].blocks]
     if not helpers:
         return

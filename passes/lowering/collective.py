@@ -63,7 +63,7 @@ def _allreduce(op, src, dst, reduction):
 
 
 def helper_text(name):
-    """The `func.func` (mpi dialect) defining helper `name` (see _allreduce, _rank_and_size)."""
+    """The `func.func` (mpi dialect) defining helper `name` (see _allreduce, _mpi_value)."""
     if name == RANK_HELPER:
         return (f"func.func @{name}() -> i32 {{\n  %comm = mpi.comm_world : !mpi.comm\n"
                 f"  %v = mpi.comm_rank(%comm) : i32\n  return %v : i32\n}}\n")
@@ -99,14 +99,11 @@ def _product(dims):
     return n
 
 
-def _rank_and_size(op):
-    """This replica's rank and the job's size (i64 Values), by the helpers calling MPI."""
+def _mpi_value(op, name):
+    """This replica's rank (RANK_HELPER) or the job's size (SIZE_HELPER) as an i64 Value."""
     i32 = ir.IntegerType.get_signless(32)
-    values = []
-    for name in (RANK_HELPER, SIZE_HELPER):
-        _declare(op, name, [], [i32])
-        values.append(arith.extsi(_i64(), func_d.CallOp([i32], ir.FlatSymbolRefAttr.get(name), []).result))
-    return values
+    _declare(op, name, [], [i32])
+    return arith.extsi(_i64(), func_d.CallOp([i32], ir.FlatSymbolRefAttr.get(name), []).result)
 
 
 def _signature(x, tt):
@@ -129,8 +126,12 @@ def _agree(rw, x, tt, rank):
     """Emit the signature exchange; returns an i1 that holds when the replicas agree (a mismatch is reported)."""
     i64 = _i64()
     sig = _signature(x, tt)
-    mine = memref.AllocaOp(ir.MemRefType.get([2], i64), [], []).result
-    agreed = memref.AllocaOp(ir.MemRefType.get([2], i64), [], []).result
+    fn = rw.op
+    while fn.name != "func.func":
+        fn = fn.parent
+    with ir.InsertionPoint.at_block_begin(fn.regions[0].blocks[0]):  # not in a loop body: the stack stays put
+        mine = memref.AllocaOp(ir.MemRefType.get([2], i64), [], []).result
+        agreed = memref.AllocaOp(ir.MemRefType.get([2], i64), [], []).result
     memref.store(sig, mine, [index(0)])
     memref.store(arith.subi(arith.constant(i64, 0), sig), mine, [index(1)])
     _allreduce(rw.op, mine, agreed, "max")
@@ -210,7 +211,7 @@ def _format(details, op):
 def lower_all_reduce(rw):
     """tfn.all_reduce {reduction} -> signature check, mpi.allreduce into a new buffer."""
     x, tt = rw.operands[0], rw.in_types[0]
-    rank, _ = _rank_and_size(rw.op)
+    rank = _mpi_value(rw.op, RANK_HELPER)
     ok = _agree(rw, x, tt, rank)
     return [_exchange(rw, ok, x, tt, rw.attrs["reduction"])]
 
@@ -219,7 +220,7 @@ def lower_all_reduce(rw):
 def lower_broadcast(rw):
     """tfn.broadcast {root} -> the sum of the root's bits and zeros from every other replica."""
     x, tt = rw.operands[0], rw.in_types[0]
-    rank, size = _rank_and_size(rw.op)
+    rank, size = _mpi_value(rw.op, RANK_HELPER), _mpi_value(rw.op, SIZE_HELPER)
     root = arith.constant(_i64(), rw.attrs["root"])
     ok = _agree(rw, x, tt, rank)
     bad_root = arith.cmpi(arith.CmpIPredicate.sge, root, size)
@@ -239,7 +240,7 @@ def lower_broadcast(rw):
 def lower_all_gather(rw):
     """tfn.all_gather {replicas} -> each replica's rows at its offset in zeros, summed bitwise-exactly."""
     x, tt, out = rw.operands[0], rw.in_types[0], rw.out
-    rank, size = _rank_and_size(rw.op)
+    rank, size = _mpi_value(rw.op, RANK_HELPER), _mpi_value(rw.op, SIZE_HELPER)
     ok = _agree(rw, x, tt, rank)
     bad_size = arith.cmpi(arith.CmpIPredicate.ne, size, arith.constant(_i64(), rw.attrs["replicas"]))
     runtime_errors.report(rw, bad_size, [KIND_SIZE, rank, rw.attrs["replicas"], size])
