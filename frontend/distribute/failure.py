@@ -6,6 +6,7 @@ then calls MPI_Abort, and the launcher (mpiexec) ends every process of the job. 
 os._exit) is noticed by the launcher itself, which ends the others. A process that hangs without dying is what
 the optional watchdog is for: a collective that does not complete within `timeout` seconds aborts the job.
 """
+import contextlib
 import sys
 import threading
 import time
@@ -50,6 +51,14 @@ class Watchdog:
         with self._lock:
             self._deadline = None
 
+    @contextlib.contextmanager
+    def watching(self, what):
+        self.start(what)
+        try:
+            yield
+        finally:
+            self.stop()
+
     def _watch(self):
         while True:
             time.sleep(min(1.0, self.timeout / 4))
@@ -57,10 +66,10 @@ class Watchdog:
                 late = self._deadline is not None and time.monotonic() > self._deadline
                 what = getattr(self, "_what", "")
             if late:
-                sys.stderr.write(f"tfn.distribute: replica {self.comm.Get_rank()} waited more than "
+                frame = sys._current_frames().get(threading.main_thread().ident)
+                where = "".join(traceback.format_stack(frame)) if frame is not None else ""
+                sys.stderr.write(f"{where}tfn.distribute: replica {self.comm.Get_rank()} waited more than "
                                  f"{self.timeout:g} s in {what}: another replica has stopped or hangs; aborting the "
                                  f"job\n")
-                sys.stderr.write("".join(traceback.format_stack(sys._current_frames().get(threading.main_thread().ident)))
-                                 if threading.main_thread().ident in sys._current_frames() else "")
                 sys.stderr.flush()
                 self.comm.Abort(2)

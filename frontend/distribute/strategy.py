@@ -118,11 +118,16 @@ class MultiWorkerMirroredStrategy:
         with contextlib.ExitStack() as stack:
             if self not in _stack:
                 stack.enter_context(self.scope())
+            stack.enter_context(self.watching(getattr(fn, "__name__", "strategy.run")))
             _replica.append(ReplicaContext(self))
             try:
                 return fn(*args, **(kwargs or {}))
             finally:
                 _replica.pop()
+
+    def watching(self, what):
+        """A context in which the watchdog (collective_timeout) aborts the job when it lasts too long."""
+        return self.watchdog.watching(what) if self.watchdog is not None else contextlib.nullcontext()
 
     def reduce(self, reduce_op, value, axis=None):
         """The replicas' `value` combined: summed or averaged over the replicas (axis None), or over the examples of

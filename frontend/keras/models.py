@@ -137,7 +137,11 @@ class Model(Layer):
             self._reset_metrics()
             bar, count = Progbar(n_batches, verbose), 0
             for count, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle, strategy=strategy), 1):
-                step(xb, yb)
+                if strategy is not None:
+                    with strategy.watching("the train step"):
+                        step(xb, yb)
+                else:
+                    step(xb, yb)
                 bar.update(count, self._logs)  # read (eager ops) only when the bar is redrawn
             n_batches = count
             logs = self._logs()

@@ -84,6 +84,13 @@ def test_a_replica_that_dies_stops_the_job(tmp_path):
     assert "not expected" not in proc.stdout
 
 
+def test_a_replica_that_hangs_is_stopped_by_the_watchdog_of_the_others(tmp_path):
+    proc = _run(["hang", str(tmp_path / "f")], n=2)
+    assert proc.returncode != 0
+    assert "replica 0 waited more than 5 s in" in proc.stderr and "aborting the job" in proc.stderr, proc.stderr
+    assert "not expected" not in proc.stdout
+
+
 def test_without_mpi_the_strategy_says_how_to_install_it():
     code = ("import sys; sys.modules['mpi4py'] = None\nimport tfn\n"
             "try:\n    tfn.distribute.MultiWorkerMirroredStrategy()\n"

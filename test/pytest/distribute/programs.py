@@ -82,16 +82,20 @@ def mismatch(out):
 
 
 def fail(how):
-    """Replica 1 fails before the first collective; replica 0 waits in it."""
-    strategy = tfn.distribute.MultiWorkerMirroredStrategy()
+    """Replica 1 fails (raises, dies, hangs) before the first collective; replica 0 waits in it."""
+    strategy = tfn.distribute.MultiWorkerMirroredStrategy(collective_timeout=5 if how == "hang" else None)
     if strategy.rank == 1:
         if how == "raise":
             raise RuntimeError("replica 1 cannot read its data")
+        if how == "hang":
+            import time
+
+            time.sleep(600)
         import os
 
         os._exit(3)
-    ctx = tfn.distribute.ReplicaContext(strategy)
-    tfn.function(lambda x: ctx.all_reduce("SUM", x))(tfn.constant(np.ones(4, np.float32)))
+    step = tfn.function(lambda x: tfn.distribute.get_replica_context().all_reduce("SUM", x))
+    strategy.run(step, (tfn.constant(np.ones(4, np.float32)),))
     print("replica 0 finished: not expected", flush=True)
 
 
