@@ -9,8 +9,9 @@ Before its message, each op compares a signature of its operand's dtype and shap
 allreduce of two i64: max of sig and of -sig, see dialects/ops_collective.py) and reports a mismatch through the
 run-time error channel instead of sending buffers of different sizes; the exchange is then skipped.
 
-The module gets the attribute that names the MPI implementation (`dlti.map`, MPICH's ABI: the `mpich` wheel);
-tfn-lower-mpi lowers the `mpi` ops to calls of the MPI C library.
+The MPI calls themselves are calls of helper functions declared here (`tfn_mpi_allreduce_<reduction>_<memref
+type>`, `tfn_mpi_comm_rank`, `tfn_mpi_comm_size`): buffer deallocation rejects `mpi.allreduce` between memrefs.
+tfn-lower-mpi defines them from `mpi` dialect text (helper_text) at the end of the LLVM stage.
 """
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor
@@ -253,7 +254,9 @@ def lower_all_gather(rw):
     sizes += [dim(x, i) for i in range(1, tt.rank) if tt.shape[i] is None]
     zeros = empty(out, sizes)
     zeros = linalg.fill(arith.constant(belem, 0), outs=[_retyped(zeros, belem)])
-    offset = arith.muli(arith.index_cast(ir.IndexType.get(), rank), rows)
+    # a replica past `replicas` (a job of another size: reported, exchange skipped) writes at 0, never out of bounds
+    slot = arith.select(ok, rank, arith.constant(_i64(), 0))
+    offset = arith.muli(arith.index_cast(ir.IndexType.get(), slot), rows)
     strides = [1] * tt.rank
     placed = tensor.insert_slice(bits, zeros, [offset], [dim(x, i) for i, d in enumerate(tt.shape) if d is None], [],
                                  static_offsets=[DYN] + [0] * (tt.rank - 1),

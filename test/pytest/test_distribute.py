@@ -52,6 +52,11 @@ def test_custom_loop_run_reduce_replica_context_and_dataset(tmp_path):
         for key in ("eager_mean", "compiled_mean"):
             np.testing.assert_array_equal(r[key], total, err_msg=key)  # mean of 2x and 2(x + 1)
         np.testing.assert_array_equal(r["reduce_mean0"], total.sum(0) / 4)
+    sent = [np.array([-0.0, np.nan, 1.5 * (k + 1)], np.float32) for k in (0, 1)]
+    for r in (r0, r1):
+        for how in ("compiled", "eager"):
+            assert r[f"{how}_bcast"].tobytes() == sent[1].tobytes(), how  # replica 1's bits, -0.0 and NaN kept
+            assert r[f"{how}_gather"].tobytes() == np.stack(sent).tobytes(), how
     rows = np.arange(20, dtype=np.float32).reshape(10, 2)
     assert r0["shards"].tolist() == [rows[0:2].tolist(), rows[5:7].tolist()]
     assert r1["shards"].tolist() == [rows[2:5].tolist(), rows[7:10].tolist()]

@@ -58,13 +58,20 @@ def custom_loop(out):
 
     eager = strategy.run(step, (x,))
     compiled = strategy.run(tfn.function(step), (x,))
+    # broadcast / all_gather move bit patterns: -0.0 and NaN arrive as sent
+    from tfn.ops.collective_ops import all_gather, broadcast
+
+    z = tfn.constant(np.array([-0.0, np.nan, 1.5 * (r + 1)], np.float32))
+    exchange = tfn.function(lambda z: (broadcast(z, 1), all_gather(tfn.reshape(z, [1, 3]))))
+    bits = {f"compiled_{k}": v.numpy() for k, v in zip(("bcast", "gather"), exchange(z))}
+    bits.update(eager_bcast=broadcast(z, 1).numpy(), eager_gather=all_gather(tfn.reshape(z, [1, 3])).numpy())
     ds = tfn.data.Dataset.from_tensor_slices(np.arange(20, dtype=np.float32).reshape(10, 2)).batch(5)
     shards = [s.numpy().tolist() for s in strategy.experimental_distribute_dataset(ds)]
     np.savez(f"{out}.{r}.npz", v=v.numpy(), eager_sum=eager[0].numpy(), eager_mean=eager[1].numpy(),
              compiled_sum=compiled[0].numpy(), compiled_mean=compiled[1].numpy(),
              reduce_sum=strategy.reduce("SUM", x, axis=None).numpy(),
              reduce_mean0=strategy.reduce(tfn.distribute.ReduceOp.MEAN, x, axis=0).numpy(),
-             n=np.array(n), shards=np.array(shards, dtype=object))
+             n=np.array(n), shards=np.array(shards, dtype=object), **bits)
 
 
 def mismatch(out):
