@@ -5,6 +5,7 @@ from tfn.dialects import optable
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import (  # noqa: F401  (each module registers its family's patterns)
     callbacks,
+    collective,
     conv,
     elementwise,
     fill,

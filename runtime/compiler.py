@@ -32,7 +32,12 @@ def _needs_runner_utils(declared):
     process's global symbol scope: a TensorFlow imported afterwards then binds its own LLVM's calls to ours and
     aborts (an LLVM assertion in its command-line option registry)."""
     process = ctypes.CDLL(None)
-    return any(not name.startswith("mlirAsyncRuntime") and not hasattr(process, name) for name in declared)
+    return any(not name.startswith(("mlirAsyncRuntime", "MPI_")) and not hasattr(process, name) for name in declared)
+
+
+def _uses_mpi(declared):
+    """Whether the module calls MPI (collective ops, passes/lowering/collective.py): linked to the MPI library."""
+    return any(name.startswith("MPI_") for name in declared)
 
 
 def _set_target_features(llvm_module, target):
@@ -61,12 +66,15 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
+        if _uses_mpi(declared):  # the engine resolves every symbol: MPI's from the library mpi4py loaded
+            jit_libs.append(toolchain.mpi_library())
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
         engine.dump_to_object_file(obj)
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
+    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
+            *([toolchain.mpi_library()] if _uses_mpi(declared) else [])]
     link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
     error = link.wait()
@@ -100,7 +108,8 @@ class Link:
         if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
         proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, "-Wl,--as-needed", *self.libs,
-                               f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm"], capture_output=True, text=True)
+                               *[f"-Wl,-rpath,{d}" for d in toolchain.rpaths(self.libs)], "-lm"],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr.strip()
         if self._direct is not None:  # the driver links where the lean link failed: stop using that

@@ -118,7 +118,38 @@ def direct_link_command(so, obj, libs):
         return None
     ld, libgcc = found
     # --as-needed: a library none of whose symbols the code uses is not loaded with it (the runner utils: ~45 ms)
-    return [ld, "-shared", "--eh-frame-hdr", "-o", so, obj, libgcc, "--as-needed", *libs, "-rpath", MLIR_LIB]
+    return [ld, "-shared", "--eh-frame-hdr", "-o", so, obj, libgcc, "--as-needed", *libs,
+            *[arg for d in rpaths(libs) for arg in ("-rpath", d)]]
+
+
+def rpaths(libs):
+    """The folders the linked .so finds its libraries in at load time: MLIR's, then those of `libs`."""
+    found = [MLIR_LIB]
+    for lib in libs:
+        d = os.path.dirname(lib)
+        if d not in found:
+            found.append(d)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def mpi_library():
+    """The MPI library mpi4py loaded (MPI started, as collective ops need it), which a .so calling MPI links to:
+    the same file, so dlopen shares the one MPI state. FailedPreconditionError saying how to install MPI."""
+    from tfn.dialects.ops_collective import mpi_world  # optional dependency: mpi4py, imported by mpi_world
+
+    mpi_world()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith("libmpi.so"):
+                return path
+    fallback = os.path.join(sys.prefix, "lib", "libmpi.so.12")  # where the mpich wheel puts it
+    if os.path.exists(fallback):
+        return fallback
+    from tfn.dialects.errors import FailedPreconditionError  # start-up cost: only on this failure
+
+    raise FailedPreconditionError("mpi4py is loaded but no libmpi.so was found in this process")
 
 
 def forget_direct_link():

@@ -65,3 +65,9 @@ config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append((_tool("tfn-opt"), _tfn_opt()))
 config.substitutions.append((_tool("FileCheck"), _filecheck()))
 config.substitutions.append((_tool("filecheck"), _filecheck()))
+
+# tfn.distribute's tests launch jobs of 2 processes with the mpiexec of the `distribute` extra (the mpich wheel).
+_mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+if _mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpiexec", _mpiexec))

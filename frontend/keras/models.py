@@ -7,6 +7,7 @@ import numpy as np
 from tfn import random as tfn_random
 from tfn.data import structure as data_structure
 from tfn.data.dataset import INFINITE_CARDINALITY, Dataset
+from tfn.distribute import strategy as distribute
 from tfn.keras import losses as losses_mod
 from tfn.keras import metrics as metrics_mod
 from tfn.keras import optimizers as optimizers_mod
@@ -25,6 +26,7 @@ class Model(Layer):
         self.compiled_metrics = []
         self.stop_training = False
         self._steps = {}
+        self._strategy = distribute.get_strategy()  # made in a strategy's scope: fit trains data-parallel
 
     def build(self, input_shape):
         """Create every weight by running the model once on zeros of `input_shape` (None dims taken as 1)."""
@@ -63,7 +65,17 @@ class Model(Layer):
             y_pred = self(x, training=True)
             loss = self.compute_loss(y, y_pred)
         variables = self.trainable_variables
-        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        grads = tape.gradient(loss, variables)
+        strategy = getattr(self, "_strategy", None)
+        if strategy is not None and strategy.num_replicas_in_sync > 1:
+            # all-reduced inside this (compiled) step: the global batch's gradients and loss, on every replica
+            grads, loss, rows = strategy.reduce_gradients(grads, loss, tf.shape(y_pred)[0])
+            self.optimizer.apply_gradients(zip(grads, variables))
+            self._loss_tracker.update_state(loss, sample_weight=rows)
+            for m in self.compiled_metrics:  # this replica's shard (Keras metrics are not synchronised here)
+                m.update_state(y, y_pred)
+            return loss
+        self.optimizer.apply_gradients(zip(grads, variables))
         self._update_metrics(loss, y, y_pred)
         return loss
 
@@ -107,6 +119,16 @@ class Model(Layer):
         self._require_compiled("training")
         check_dataset_args(x, y, batch_size)
         verbose = 1 if verbose == "auto" else verbose
+        strategy = getattr(self, "_strategy", None)
+        if strategy is not None:
+            with strategy.scope():
+                return self._fit(x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch,
+                                 validation_batch_size, strategy)
+        return self._fit(x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch,
+                         validation_batch_size, None)
+
+    def _fit(self, x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch, validation_batch_size,
+             strategy):
         history, step = History(), self._step("train_step")
         n_batches = num_batches(x, batch_size)  # None for a dataset of unknown length: learnt by the first epoch
         for epoch in range(initial_epoch, epochs):
@@ -114,8 +136,12 @@ class Model(Layer):
                 print(f"Epoch {epoch + 1}/{epochs}", file=sys.stdout, flush=True)
             self._reset_metrics()
             bar, count = Progbar(n_batches, verbose), 0
-            for count, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle), 1):
-                step(xb, yb)
+            for count, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle, strategy=strategy), 1):
+                if strategy is not None:
+                    with strategy.watching("the train step"):
+                        step(xb, yb)
+                else:
+                    step(xb, yb)
                 bar.update(count, self._logs)  # read (eager ops) only when the bar is redrawn
             n_batches = count
             logs = self._logs()
@@ -258,15 +284,25 @@ def check_dataset_args(x, y, batch_size):
                          "`.take(steps)` (steps_per_epoch is not supported)")
 
 
-def batches(x, y, batch_size, shuffle, targets=True):
+def batches(x, y, batch_size, shuffle, targets=True, strategy=None):
     """(x, y) batches of `batch_size` rows (32 by default; the last may be smaller), shuffled by the seeded NumPy
     generator when asked; for a dataset x, its elements in order (batch_size and shuffle do not apply). The one
     place fit/evaluate/predict read data from (y may be None; `targets=False`: only x is needed)."""
+    if strategy is not None and strategy.num_replicas_in_sync > 1:  # this replica's shard of each global batch
+        for xb, yb in _global_batches(x, y, batch_size, shuffle, targets, strategy):
+            yield strategy.shard((xb, yb)) if yb is not None else (strategy.shard(xb), None)
+        return
+    yield from _global_batches(x, y, batch_size, shuffle, targets, None)
+
+
+def _global_batches(x, y, batch_size, shuffle, targets, strategy):
     if isinstance(x, Dataset):
         yield from dataset_batches(x, targets)
         return
     n, size = num_rows(x), batch_size or 32
     order = tfn_random.numpy_generator().permutation(n) if shuffle else np.arange(n)
+    if strategy is not None:
+        order = strategy.broadcast_order(order)  # every replica walks the same global batches
     xs = np.asarray(x)
     ys = None if y is None else np.asarray(y)
     for start in range(0, n, size):

@@ -5,6 +5,7 @@ Importing this package imports every family that registers public functions (cor
 """
 from tfn.ops import (  # noqa: F401  (each registers its family's public functions)
     array_ops,
+    collective_ops,
     fill_ops,
     linalg_ops,
     math_ops,

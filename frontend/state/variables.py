@@ -45,6 +45,10 @@ def init_scope():
         graph_stack.pop()
 
 
+# fn(initial value: ndarray) -> ndarray, applied in order to the initial value of each variable created eagerly
+CREATION_HOOKS = []
+
+
 class Variable(TensorBase):
     """A mutable tensor (`tf.Variable`) with a fixed dtype and shape; usable wherever a tensor is."""
 
@@ -72,7 +76,10 @@ class Variable(TensorBase):
         if isinstance(value, SymbolicTensor):  # depends on the trace: the trace's value, written back by its call
             g.state[self] = value
         else:
-            self._array = _frozen(value._value)
+            array = value._value
+            for hook in CREATION_HOOKS:  # e.g. tfn.distribute's scope: every replica takes replica 0's value
+                array = hook(array)
+            self._array = _frozen(array)
         if g is not None:
             g.created_variables.append(self)
 

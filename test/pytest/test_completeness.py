@@ -13,13 +13,17 @@ from tfn.core import api
 from tfn.core.api import EXPORTS, OP_API
 from tfn.dialects import ops
 from tfn.dialects.optable import OPS
+from tfn.ops import collective_ops
 from tfn.passes import registry, tfn_to_linalg  # noqa: F401  (tfn_to_linalg registers every pattern)
 from tfn.passes.lowering import callbacks, runtime_errors
 from tfn.passes.lowering.common import PATTERNS, lowering
 from tfn.passes.pipelines import PIPELINES
 
 # op name -> why it has no public function (ops that only passes or the frontend's internals emit)
-INTERNAL = {"bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)"}
+INTERNAL = {"bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)",
+            **{name: "TF has no public function: tfn.distribute's strategy and replica context call it"
+               for name in ("all_reduce", "broadcast", "all_gather")}}
+COLLECTIVES = ("all_reduce", "broadcast", "all_gather")  # need MPI (the distribute extra); in one process: identity
 
 RNG = np.random.default_rng(7)
 F = RNG.random((2, 3)).astype(np.float32) + 0.5
@@ -74,6 +78,9 @@ SAMPLES = {
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
     "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
+    "all_reduce": (lambda x: collective_ops.all_reduce(x, "sum"), [F]),
+    "broadcast": (lambda x: collective_ops.broadcast(x, 0), [I]),
+    "all_gather": (lambda x: collective_ops.all_gather(x), [F]),
 }
 
 
@@ -159,6 +166,8 @@ def test_passes_are_imported_on_first_use():
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_eager_equals_compiled_equals_kernel(name):
+    if name in COLLECTIVES:
+        pytest.importorskip("mpi4py", reason='collective ops need the distribute extra: pip install ".[distribute]"')
     fn, args = SAMPLES[name]
     tensors = [tfn.constant(a) for a in args]
     eager = fn(*tensors)
