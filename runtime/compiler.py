@@ -52,9 +52,33 @@ def _set_target_features(llvm_module, target):
 def build_shared_object(llvm_module, opt_level=3, target=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
     and link it into a new .so; returns its path."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    so = os.path.join(work, "a.so")
+    link = Link(so, obj, libs)
+    del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
+    error = link.wait()
+    if error is not None:
+        shutil.rmtree(work, ignore_errors=True)
+        raise CompileError(f"linking the compiled function failed: {error}")
+    os.unlink(obj)
+    return so, work
+
+
+def build_object(llvm_module, opt_level=3, target=None):
+    """Code-generate `llvm_module` (LLVM dialect) for `target` into an object file (position-independent).
+
+    Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
+    it calls one of them, the async runtime when it runs kernels on worker threads)."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    del engine
+    return obj, work, libs
+
+
+def _generate_object(llvm_module, opt_level, target):
+    """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
     _set_target_features(llvm_module, target_mod.current() if target is None else target)
     work = cache.scratch_dir()
-    obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
+    obj = os.path.join(work, "a.o")
     declared = _declared_functions(llvm_module)
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
@@ -67,14 +91,14 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
     libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
-    link = Link(so, obj, libs)
-    del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
-    error = link.wait()
-    if error is not None:
-        shutil.rmtree(work, ignore_errors=True)
-        raise CompileError(f"linking the compiled function failed: {error}")
-    os.unlink(obj)
-    return so, work
+    return engine, obj, work, libs
+
+
+def driver_link_command(so, objs, libs, rpath=toolchain.MLIR_LIB, extra=()):
+    """The argv linking object files `objs` into shared object `so` through the C compiler driver (libc and libm
+    included), against `libs` (shared-library paths, needed only if used), found at run time through `rpath`."""
+    return [toolchain.linker(), "-shared", "-o", so, *objs, *extra, "-Wl,--as-needed", *libs,
+            f"-Wl,-rpath,{rpath}", "-lm"]
 
 
 class Link:
@@ -99,8 +123,7 @@ class Link:
         """None once `so` is linked, else the driver's error message."""
         if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
-        proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, "-Wl,--as-needed", *self.libs,
-                               f"-Wl,-rpath,{toolchain.MLIR_LIB}", "-lm"], capture_output=True, text=True)
+        proc = subprocess.run(driver_link_command(self.so, [self.obj], self.libs), capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr.strip()
         if self._direct is not None:  # the driver links where the lean link failed: stop using that
