@@ -13,7 +13,7 @@ from tfn.passes import target as target_mod
 from tfn.runtime import cache, toolchain
 
 
-def _declared_functions(llvm_module):
+def declared_functions(llvm_module):
     """Names of the functions the module calls but does not define (resolved at link and load time)."""
     return [op.attributes["sym_name"].value for op in llvm_module.body.operations
             if op.name == "llvm.func" and not op.regions[0].blocks]
@@ -79,7 +79,7 @@ def _generate_object(llvm_module, opt_level, target):
     _set_target_features(llvm_module, target_mod.current() if target is None else target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
-    declared = _declared_functions(llvm_module)
+    declared = declared_functions(llvm_module)
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)

@@ -1,0 +1,218 @@
+"""Ahead-of-time libraries: a traced function compiled into a shared object with a C entry point and its header.
+
+`build_library` lowers the traced module with the pipeline every tfn function runs (driver.lower), generates its
+object code (compiler.build_object) and links it, with a generated C wrapper (runtime/aot_c.py writes it), into
+`lib<name>.so` through the C compiler driver (compiler.driver_link_command); `<name>.h` declares the entry point.
+
+What the library needs at run time is libc and libm only, which the link checks (`--no-undefined`):
+- the code runs on one thread: tfn's worker threads are MLIR's async runtime, whose library needs LLVM's;
+- the one MLIR runner-utils function lowered code calls, memrefCopy, is defined by the wrapper;
+- code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
+- the error channel's globals (dialects/abi.py) are made thread-local, so threads may call the entry point at once;
+- only the entry point and `<name>_last_error` are exported (a version script): two libraries can be linked into
+  one program.
+"""
+import dataclasses
+import os
+import shutil
+import subprocess
+
+from mlir import ir
+
+from tfn.dialects import attrs, optable
+from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.errors import CompileError
+from tfn.dialects.locations import file_location, with_excerpt
+from tfn.dialects.types import TensorType
+from tfn.passes import target as target_mod
+from tfn.passes.lowering import callbacks, runtime_errors
+from tfn.runtime import aot_c, compiler, driver, toolchain
+
+# Functions the lowered code may call that the C library (libc, libm) does not define; the wrapper defines them.
+WRAPPER_DEFINES = ("memrefCopy",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Library:
+    """What build_library wrote: the shared object and the C header."""
+    library: str
+    header: str
+
+
+def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out_dir, name, function_name,
+                  features=None):
+    """Build `<out_dir>/lib<name>.so` and `<out_dir>/<name>.h` from function `symbol` of traced `module` (tfn
+    dialect, static shapes, left unchanged).
+
+    in_types/out_types: TensorTypes of its arguments and results; outputs: the result index of each C output
+    (`out0`, `out1`, ...); in_names: C identifiers of the arguments; function_name: the name in messages;
+    features: an instruction-set level (passes/target.py: native, avx2, ...; None: TFN_TARGET_FEATURES or the
+    host's). Raises ValueError for a function that calls back into Python, CompileError when building fails."""
+    with module.context:
+        refuse_callbacks(module.operation, function_name)
+        on = target_mod.current() if features is None else target_mod.target_for(features)
+        on = dataclasses.replace(on, cores=1)  # no worker threads: the async runtime would need libLLVM
+        lowered = driver.lower(module, "tfn-pipeline", on, function_name)
+        has_errors = _thread_local_error_channel(lowered)
+        _check_calls(lowered, function_name)
+        messages = error_messages(module.operation, function_name) if has_errors else []
+        obj, work, _ = compiler.build_object(lowered, 3, on)
+    try:
+        spec = aot_c.Spec(name, symbol, list(in_types), list(out_types), list(outputs), list(in_names),
+                          has_errors, messages, function_name,
+                          f"{on.arch} {on.isa} ({on.vector_bits}-bit vectors): CPUs with these instructions")
+        wrapper = os.path.join(work, "wrapper.c")
+        with open(wrapper, "w") as f:
+            f.write(aot_c.wrapper_source(spec))
+        exports = os.path.join(work, "exports.map")
+        with open(exports, "w") as f:
+            f.write(f"{{\n  global: {name}; {name}_last_error;\n  local: *;\n}};\n")
+        so = os.path.join(work, f"lib{name}.so")
+        _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-o", wrapper + ".o", wrapper],
+             "compiling the C wrapper")
+        _run(compiler.driver_link_command(so, [obj, wrapper + ".o"], [], rpath="$ORIGIN",
+                                          extra=["-Wl,--no-undefined", f"-Wl,--version-script={exports}",
+                                                 f"-Wl,-soname,lib{name}.so"]), "linking the library")
+        os.makedirs(out_dir, exist_ok=True)
+        library, header = os.path.join(out_dir, f"lib{name}.so"), os.path.join(out_dir, f"{name}.h")
+        shutil.copyfile(so, library + ".tmp")
+        os.replace(library + ".tmp", library)  # a program running the old library keeps its mapping
+        with open(header + ".tmp", "w") as f:
+            f.write(aot_c.header_source(spec))
+        os.replace(header + ".tmp", header)
+        return Library(library, header)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def freeze(module, symbol, values):
+    """A copy of traced `module` whose function `symbol` has its arguments at the indices of `values` ({index:
+    ndarray}) replaced by tfn.constant ops holding those values (a captured variable's value becomes code)."""
+    with module.context:
+        frozen = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        fn = ir.SymbolTable(frozen.operation)[symbol]
+        block = fn.regions[0].blocks[0]
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        constant = optable.OPS["constant"]
+        with ir.InsertionPoint.at_block_begin(block), ir.Location.unknown():
+            for i in sorted(values):
+                arg = block.arguments[i]
+                tt = TensorType.from_mlir(arg.type)
+                op = ir.Operation.create(constant.full_name, results=[arg.type],
+                                         attributes={"value": attrs.to_mlir("dense", (values[i], tt))})
+                arg.replace_all_uses_with(op.result)
+        for i in sorted(values, reverse=True):
+            block.erase_argument(i)
+        inputs = [t for i, t in enumerate(ftype.inputs) if i not in values]
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, ftype.results))
+    return frozen
+
+
+def refuse_callbacks(module_op, function_name):
+    """ValueError naming the first op of the traced module that calls back into Python, with the user's line."""
+    found = callbacks.callback_ops(module_op)
+    if not found:
+        return
+    op, what = found[0]
+    where = file_location(op.location)
+    at = f" at {where[0]}:{where[1]}" if where else ""
+    more = f" (and {len(found) - 1} more such op{'s' * (len(found) > 2)})" if len(found) > 1 else ""
+    raise ValueError(with_excerpt(
+        f"cannot compile '{function_name}' ahead of time: it calls {what}{at}{more}, which runs Python code, and "
+        "a library compiled ahead of time runs without Python. Remove the call from the function (or keep it out "
+        "of the traced code).", where))
+
+
+def _thread_local_error_channel(llvm_module):
+    """Make the error flag and details globals thread-local; whether the module has them."""
+    found = False
+    for op in llvm_module.body.operations:
+        if op.operation.name == "llvm.mlir.global" and op.attributes["sym_name"].value in (ERROR_FLAG, ERROR_DETAIL):
+            op.attributes["thread_local_"] = ir.UnitAttr.get()
+            found = True
+    return found
+
+
+def _check_calls(llvm_module, function_name):
+    """CompileError naming a function the code calls that neither the C library nor the wrapper defines."""
+    libc = _c_library_symbols()
+    missing = [f for f in compiler.declared_functions(llvm_module) if f not in WRAPPER_DEFINES and f not in libc]
+    if missing:
+        raise CompileError(f"cannot compile '{function_name}' ahead of time: its code calls {', '.join(missing)}, "
+                           "which a library without MLIR's runtime libraries cannot resolve")
+
+
+def _c_library_symbols():
+    """A membership test for the functions libc and libm define (asked of the libraries themselves)."""
+    import ctypes  # start-up cost: only when a library is built
+    import ctypes.util  # start-up cost: only when a library is built
+
+    libs = [ctypes.CDLL(ctypes.util.find_library(n) or f"lib{n}.so.6") for n in ("c", "m")]
+
+    class Symbols:
+        def __contains__(self, name):
+            return any(hasattr(lib, name) for lib in libs)
+    return Symbols()
+
+
+# Error messages ---------------------------------------------------------------------------------------------------
+# The runtime formats a run-time error's message in Python from the op's formatter and the details the compiled code
+# recorded (runtime_errors.describe). The library has no Python: each formatter is run here on marker details, and the
+# message it makes becomes a template — text with the places where a marker shows. A formatter that branches on
+# details[0] (a kind of error) is run once per small value of it.
+
+_MARK = 7_100_000_000_000_000
+KINDS = 4  # values of details[0] a template is made for; other values use the all-markers template
+TF_CODES = {"InvalidArgumentError": 3, "NotFoundError": 5, "ResourceExhaustedError": 8,
+            "FailedPreconditionError": 9, "OutOfRangeError": 11, "UnimplementedError": 12, "InternalError": 13}
+
+
+def error_messages(module_op, function_name):
+    """Per error code k (list index k - 1): [(details[0] value or None for any, TF status code, template)], a
+    template being a list of str (text) and int (the index of a detail shown there)."""
+    marks = [_MARK + 1_000_003 * i for i in range(DETAIL_LEN)]
+    out = []
+    for code, op in enumerate(runtime_errors.error_sites(module_op), 1):
+        variants = []
+        for kind in [*range(KINDS), None]:
+            details = marks if kind is None else [kind, *marks[1:]]
+            made = _template(module_op, code, details, marks, function_name)
+            if made is not None:
+                variants.append((kind, *made))
+        if not variants or variants[-1][0] is not None:
+            variants.append((None, 3, [f"compiled function '{function_name}' reported a run-time error in op "
+                                       f"{optable.lookup(op.name).tf_name} (code {code}); details: ", 0, " ", 1, " ",
+                                       2, " ", 3]))
+        out.append(variants)
+    return out
+
+
+def _template(module_op, code, details, marks, function_name):
+    """(TF status code, template) of the message for these marker details, or None when the formatter fails on them
+    or computes with a marker (a number it shows is no marker)."""
+    import re  # start-up cost: only when a library is built
+
+    try:
+        message = runtime_errors.describe(module_op, code, list(details), function_name)
+    except Exception:  # a formatter that cannot take marker values: the generic message instead
+        return None
+    status = TF_CODES.get(type(message).__name__, 3)
+    text = str(message)
+    parts = []
+    for i, piece in enumerate(re.split(r"(\d{13,})", text)):
+        if i % 2 == 0:
+            parts.append(piece)
+        elif int(piece) in marks:
+            parts.append(marks.index(int(piece)))
+        else:
+            return None
+    return status, parts
+
+
+def _run(argv, what):
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True)
+    except OSError as e:
+        raise CompileError(f"{what} failed: cannot run {argv[0]}: {e}") from None
+    if proc.returncode != 0:
+        raise CompileError(f"{what} failed:\n{proc.stderr.strip()}")
