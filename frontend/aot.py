@@ -56,6 +56,7 @@ def aot_compile(function, out_dir, name=None, *, target_features=None):
         raise ValueError(f"cannot compile '{concrete.name}' ahead of time: it assigns to a variable, and a library "
                          "compiled ahead of time holds no state (its captured variables are frozen constants); "
                          "return the new value instead")
+    runtime_aot.refuse_callbacks(g.module, concrete.name)
     n_args = len(g.inputs) - len(g.captures)
     sources = variables.capture_sources(g)
     frozen = {n_args + i: np.ascontiguousarray(read()) for i, read in enumerate(sources)}

@@ -8,7 +8,9 @@ What the library needs at run time is libc and libm only, which the link checks 
 - the code runs on one thread: tfn's worker threads are MLIR's async runtime, whose library needs LLVM's;
 - the one MLIR runner-utils function lowered code calls, memrefCopy, is defined by the wrapper;
 - code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
-- the error channel's globals (dialects/abi.py) are made thread-local, so threads may call the entry point at once;
+- the error channel's globals (dialects/abi.py) are one per library: where the code has them, the entry point
+  holds a mutex from the call to reading the flag, so threads may call it at once (one call runs at a time; a
+  thread-local flag would need emulated TLS, which the JIT that generates the object code cannot materialise);
 - only the entry point and `<name>_last_error` are exported (a version script): two libraries can be linked into
   one program.
 """
@@ -20,7 +22,7 @@ import subprocess
 from mlir import ir
 
 from tfn.dialects import attrs, optable
-from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.abi import DETAIL_LEN, ERROR_FLAG
 from tfn.dialects.errors import CompileError
 from tfn.dialects.locations import file_location, with_excerpt
 from tfn.dialects.types import TensorType
@@ -49,11 +51,11 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     features: an instruction-set level (passes/target.py: native, avx2, ...; None: TFN_TARGET_FEATURES or the
     host's). Raises ValueError for a function that calls back into Python, CompileError when building fails."""
     with module.context:
-        refuse_callbacks(module.operation, function_name)
+        refuse_callbacks(module, function_name)
         on = target_mod.current() if features is None else target_mod.target_for(features)
         on = dataclasses.replace(on, cores=1)  # no worker threads: the async runtime would need libLLVM
         lowered = driver.lower(module, "tfn-pipeline", on, function_name)
-        has_errors = _thread_local_error_channel(lowered)
+        has_errors = _has_error_channel(lowered)
         _check_calls(lowered, function_name)
         messages = error_messages(module.operation, function_name) if has_errors else []
         obj, work, _ = compiler.build_object(lowered, 3, on)
@@ -68,10 +70,10 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
         with open(exports, "w") as f:
             f.write(f"{{\n  global: {name}; {name}_last_error;\n  local: *;\n}};\n")
         so = os.path.join(work, f"lib{name}.so")
-        _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-o", wrapper + ".o", wrapper],
+        _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-pthread", "-o", wrapper + ".o", wrapper],
              "compiling the C wrapper")
         _run(compiler.driver_link_command(so, [obj, wrapper + ".o"], [], rpath="$ORIGIN",
-                                          extra=["-Wl,--no-undefined", f"-Wl,--version-script={exports}",
+                                          extra=["-pthread", "-Wl,--no-undefined", f"-Wl,--version-script={exports}",
                                                  f"-Wl,-soname,lib{name}.so"]), "linking the library")
         os.makedirs(out_dir, exist_ok=True)
         library, header = os.path.join(out_dir, f"lib{name}.so"), os.path.join(out_dir, f"{name}.h")
@@ -108,9 +110,10 @@ def freeze(module, symbol, values):
     return frozen
 
 
-def refuse_callbacks(module_op, function_name):
-    """ValueError naming the first op of the traced module that calls back into Python, with the user's line."""
-    found = callbacks.callback_ops(module_op)
+def refuse_callbacks(module, function_name):
+    """ValueError naming the first op of traced `module` that calls back into Python, with the user's line."""
+    with module.context:
+        found = callbacks.callback_ops(module.operation)
     if not found:
         return
     op, what = found[0]
@@ -123,14 +126,10 @@ def refuse_callbacks(module_op, function_name):
         "of the traced code).", where))
 
 
-def _thread_local_error_channel(llvm_module):
-    """Make the error flag and details globals thread-local; whether the module has them."""
-    found = False
-    for op in llvm_module.body.operations:
-        if op.operation.name == "llvm.mlir.global" and op.attributes["sym_name"].value in (ERROR_FLAG, ERROR_DETAIL):
-            op.attributes["thread_local_"] = ir.UnitAttr.get()
-            found = True
-    return found
+def _has_error_channel(llvm_module):
+    """Whether the lowered module exports the error flag (dialects/abi.py)."""
+    return any(op.operation.name == "llvm.mlir.global" and op.attributes["sym_name"].value == ERROR_FLAG
+               for op in llvm_module.body.operations)
 
 
 def _check_calls(llvm_module, function_name):

@@ -85,8 +85,10 @@ def header_source(spec):
         " *",
         f" * {spec.name}() returns 0 on success; otherwise a TensorFlow status code (3: INVALID_ARGUMENT,",
         " * 8: RESOURCE_EXHAUSTED, 11: OUT_OF_RANGE, ...) and " + f"{spec.name}_last_error() describes the error",
-        " * (the failing op and the line of the Python source it was traced from). Threads may call it at once;",
-        " * the message is the calling thread's. The code runs on the calling thread only.",
+        " * (the failing op and the line of the Python source it was traced from). Threads may call it at once",
+        " * (the message is the calling thread's); " + ("a library that checks run-time values runs one call at a time."
+                                                        if spec.has_errors else "calls run in parallel.")
+        + " The code runs on the calling thread only.",
         " *",
         f" * Code generated for: {spec.target}.",
         " */",
@@ -212,7 +214,8 @@ def wrapper_source(spec):
     params = (["tfn_results *"] if results else []) + [f"tfn_memref{t.rank} *" for t in spec.in_types]
     lines.append(f"extern void _mlir_ciface_{spec.symbol}({', '.join(params) or 'void'});")
     if spec.has_errors:
-        lines += ["extern __thread int32_t tfn_error_flag;", f"extern __thread int64_t tfn_error_detail[{DETAIL_LEN}];"]
+        lines += ["#include <pthread.h>", "extern int32_t tfn_error_flag;", f"extern int64_t tfn_error_detail[{DETAIL_LEN}];",
+                  "static pthread_mutex_t tfn_lock = PTHREAD_MUTEX_INITIALIZER;"]
     lines.append(_SUPPORT.replace("MESSAGE_LEN", str(MESSAGE_LEN)).replace("NAME", spec.name)
                  .replace("SENTINEL", hex(_GLOBAL_SENTINEL)))
     if spec.has_errors:
@@ -264,9 +267,12 @@ def _entry_source(spec):
         out.append("  tfn_results tfn_r;")
         out.append("  memset(&tfn_r, 0, sizeof tfn_r);")
     if spec.has_errors:
-        out.append("  tfn_error_flag = 0;")
+        out += ["  pthread_mutex_lock(&tfn_lock);", "  tfn_error_flag = 0;"]
     out.append(f"  _mlir_ciface_{spec.symbol}({', '.join(args)});")
     out.append("  int32_t tfn_code = " + ("tfn_error_flag;" if spec.has_errors else "0;"))
+    if spec.has_errors:
+        out += [f"  int64_t tfn_details[{DETAIL_LEN}];", "  memcpy(tfn_details, tfn_error_detail, sizeof tfn_details);",
+                "  tfn_error_flag = 0;", "  pthread_mutex_unlock(&tfn_lock);"]
     out.append("  if (tfn_code == 0) {")
     for i, r in enumerate(spec.outputs):
         t = spec.out_types[r]
@@ -283,8 +289,6 @@ def _entry_source(spec):
                 "  int tfn_n_freed = 0;"]
         out += [f"  tfn_release(tfn_r.r{i}.allocated, tfn_args, {n_in}, tfn_freed, &tfn_n_freed);" for i in range(len(spec.out_types))]
     if spec.has_errors:
-        out += ["  if (tfn_code != 0) {", f"    int64_t tfn_details[{DETAIL_LEN}];",
-                "    memcpy(tfn_details, tfn_error_detail, sizeof tfn_details);", "    tfn_error_flag = 0;",
-                "    return tfn_describe(tfn_code, tfn_details);", "  }"]
+        out += ["  if (tfn_code != 0) return tfn_describe(tfn_code, tfn_details);"]
     out += ["  tfn_message[0] = 0;", "  return 0;", "}"]
     return out
