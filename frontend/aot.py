@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from tfn.core.tensor import Tensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.types import TensorType
 from tfn.runtime import aot as runtime_aot
@@ -68,12 +69,16 @@ def aot_compile(function, out_dir, name=None, *, target_features=None):
                     "a fully defined shape")
     outputs = []
     for i, (kind, value) in enumerate(concrete._out_leaves):
-        if kind != "result":
+        if kind == "result":
+            outputs.append(value)
+            _check_type(concrete.name, f"output {i}", out_types[value], "its shape depends on the values of the "
+                        "arguments")
+        elif isinstance(value, Tensor):  # a constant tensor returned as it is: the library returns its value
+            _check_type(concrete.name, f"output {i}", TensorType(value.shape, value.dtype), "")
+            outputs.append(np.ascontiguousarray(value._value))
+        else:
             raise ValueError(f"cannot compile '{concrete.name}' ahead of time: its output {i} is the Python value "
                              f"{value!r}, not a tensor; return tensors only")
-        outputs.append(value)
-        _check_type(concrete.name, f"output {i}", out_types[value], "its shape depends on the values of the "
-                    "arguments")
     module = runtime_aot.freeze(g.module, g.symbol, frozen) if frozen else g.module
     return runtime_aot.build_library(module, symbol=g.symbol, in_types=in_types, out_types=out_types,
                                      outputs=outputs, in_names=in_names, out_dir=os.fspath(out_dir), name=name,

@@ -46,7 +46,8 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     """Build `<out_dir>/lib<name>.so` and `<out_dir>/<name>.h` from function `symbol` of traced `module` (tfn
     dialect, static shapes, left unchanged).
 
-    in_types/out_types: TensorTypes of its arguments and results; outputs: the result index of each C output
+    in_types/out_types: TensorTypes of its arguments and results; outputs: the result index of each C output, or
+    its value (an ndarray) when it is a constant
     (`out0`, `out1`, ...); in_names: C identifiers of the arguments; function_name: the name in messages;
     features: an instruction-set level (passes/target.py: native, avx2, ...; None: TFN_TARGET_FEATURES or the
     host's). Raises ValueError for a function that calls back into Python, CompileError when building fails."""

@@ -11,7 +11,9 @@ buffer that `<name>_last_error()` returns, and the TF status code of the error i
 """
 import dataclasses
 
+from tfn.dialects import dtypes
 from tfn.dialects.abi import DETAIL_LEN
+from tfn.dialects.types import TensorType
 
 C_TYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "uint8": "uint8_t", "float16": "uint16_t", "float32": "float", "float64": "double"}
@@ -25,7 +27,7 @@ class Spec:
     symbol: str          # the compiled function's symbol (its C interface: _mlir_ciface_<symbol>)
     in_types: list       # TensorTypes of the arguments (static shapes)
     out_types: list      # TensorTypes of the compiled function's results
-    outputs: list        # per C output, the index of the result it receives
+    outputs: list        # per C output, the index of the result it receives, or an ndarray: a constant output
     in_names: list       # C identifiers of the arguments
     has_errors: bool     # whether the code has the error channel
     messages: list       # runtime/aot.error_messages
@@ -51,6 +53,12 @@ def c_string(text):
     return '"' + "".join(out) + '"'
 
 
+def output_types(spec):
+    """The TensorType of each C output."""
+    return [spec.out_types[r] if isinstance(r, int) else TensorType(r.shape, dtypes.as_dtype(r.dtype))
+            for r in spec.outputs]
+
+
 def _elements(t):
     n = 1
     for d in t.shape:
@@ -64,7 +72,7 @@ def _shape_text(t):
 
 def _prototype(spec):
     args = [f"const {C_TYPES[t.dtype.name]} *{n}" for t, n in zip(spec.in_types, spec.in_names)]
-    args += [f"{C_TYPES[spec.out_types[r].dtype.name]} *out{i}" for i, r in enumerate(spec.outputs)]
+    args += [f"{C_TYPES[t.dtype.name]} *out{i}" for i, t in enumerate(output_types(spec))]
     return f"int {spec.name}({', '.join(args) or 'void'})"
 
 
@@ -96,8 +104,8 @@ def header_source(spec):
         "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for t, n in zip(spec.in_types, spec.in_names):
         lines += _tensor_macros(f"{upper}_{n.upper()}", f"argument {n}", t)
-    for i, r in enumerate(spec.outputs):
-        lines += _tensor_macros(f"{upper}_OUT{i}", f"output {i}", spec.out_types[r])
+    for i, t in enumerate(output_types(spec)):
+        lines += _tensor_macros(f"{upper}_OUT{i}", f"output {i}", t)
     lines += [f"{_prototype(spec)};", "",
               f"/* The message of the calling thread's last failed call of {spec.name}() (\"\" after a success). */",
               f"const char *{spec.name}_last_error(void);", "",
@@ -214,7 +222,8 @@ def wrapper_source(spec):
     params = (["tfn_results *"] if results else []) + [f"tfn_memref{t.rank} *" for t in spec.in_types]
     lines.append(f"extern void _mlir_ciface_{spec.symbol}({', '.join(params) or 'void'});")
     if spec.has_errors:
-        lines += ["#include <pthread.h>", "extern int32_t tfn_error_flag;", f"extern int64_t tfn_error_detail[{DETAIL_LEN}];",
+        lines += ["#include <pthread.h>", "extern int32_t tfn_error_flag;",
+                  f"extern int64_t tfn_error_detail[{DETAIL_LEN}];",
                   "static pthread_mutex_t tfn_lock = PTHREAD_MUTEX_INITIALIZER;"]
     lines.append(_SUPPORT.replace("MESSAGE_LEN", str(MESSAGE_LEN)).replace("NAME", spec.name)
                  .replace("SENTINEL", hex(_GLOBAL_SENTINEL)))
@@ -248,9 +257,15 @@ def _describe_source(spec):
 
 def _entry_source(spec):
     n_in = len(spec.in_types)
-    out = [f"{_prototype(spec)} {{"]
+    out = []
+    for i, r in enumerate(spec.outputs):  # constant outputs: their bytes
+        if not isinstance(r, int) and r.size:
+            data = r.tobytes()
+            rows = [", ".join(f"0x{b:02x}" for b in data[k:k + 16]) for k in range(0, len(data), 16)]
+            out += [f"static const unsigned char tfn_const{i}[{len(data)}] = {{", *[f"  {row}," for row in rows], "};"]
+    out.append(f"{_prototype(spec)} {{")
     checks = [(n, t) for n, t in zip(spec.in_names, spec.in_types)]
-    checks += [(f"out{i}", spec.out_types[r]) for i, r in enumerate(spec.outputs)]
+    checks += [(f"out{i}", t) for i, t in enumerate(output_types(spec))]
     for n, t in checks:
         if _elements(t):
             message = c_string(f"{spec.name}: {n} is NULL (it needs {_elements(t)} elements)")
@@ -275,8 +290,12 @@ def _entry_source(spec):
                 "  tfn_error_flag = 0;", "  pthread_mutex_unlock(&tfn_lock);"]
     out.append("  if (tfn_code == 0) {")
     for i, r in enumerate(spec.outputs):
-        t = spec.out_types[r]
         item = f"sizeof(*out{i})"
+        if not isinstance(r, int):
+            if r.size:
+                out.append(f"    memcpy(out{i}, tfn_const{i}, sizeof tfn_const{i});")
+            continue
+        t = spec.out_types[r]
         if t.rank:
             out.append(f"    tfn_copy_out((char *)out{i}, tfn_r.r{r}.aligned + tfn_r.r{r}.offset * {item}, {t.rank}, "
                        f"tfn_r.r{r}.sizes, tfn_r.r{r}.strides, {item});")
@@ -287,7 +306,8 @@ def _entry_source(spec):
         arg_list = ", ".join(f"(char *){n}" for n in spec.in_names) or "NULL"
         out += [f"  char *const tfn_args[] = {{{arg_list}}};", f"  char *tfn_freed[{len(spec.out_types)}];",
                 "  int tfn_n_freed = 0;"]
-        out += [f"  tfn_release(tfn_r.r{i}.allocated, tfn_args, {n_in}, tfn_freed, &tfn_n_freed);" for i in range(len(spec.out_types))]
+        out += [f"  tfn_release(tfn_r.r{i}.allocated, tfn_args, {n_in}, tfn_freed, &tfn_n_freed);"
+                for i in range(len(spec.out_types))]
     if spec.has_errors:
         out += ["  if (tfn_code != 0) return tfn_describe(tfn_code, tfn_details);"]
     out += ["  tfn_message[0] = 0;", "  return 0;", "}"]

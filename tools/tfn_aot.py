@@ -35,7 +35,8 @@ def make_parser():
     parser.add_argument("-s", "--signature", nargs="+", metavar="DTYPE[DIMS]",
                         help="the tensor arguments' types, e.g. float32[2,3] int32[5]")
     parser.add_argument("--target-features", metavar="LEVEL",
-                        help="instruction-set level: native (default), avx512, avx2, sse, neon (as TFN_TARGET_FEATURES)")
+                        help="instruction-set level: native (default), avx512, avx2, sse, neon "
+                             "(as TFN_TARGET_FEATURES)")
     return parser
 
 
