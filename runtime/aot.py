@@ -27,7 +27,7 @@ from tfn.dialects.errors import CompileError
 from tfn.dialects.locations import file_location, with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.passes import target as target_mod
-from tfn.passes.lowering import callbacks, runtime_errors
+from tfn.passes.lowering import runtime_errors
 from tfn.runtime import aot_c, compiler, driver, toolchain
 
 # Functions the lowered code may call that the C library (libc, libm) does not define; the wrapper defines them.
@@ -113,6 +113,9 @@ def freeze(module, symbol, values):
 
 def refuse_callbacks(module, function_name):
     """ValueError naming the first op of traced `module` that calls back into Python, with the user's line."""
+    # start-up cost: the lowering patterns (~250 ms) load when a library is built, not at `import tfn`
+    from tfn.passes.lowering import callbacks
+
     with module.context:
         found = callbacks.callback_ops(module.operation)
     if not found:
