@@ -333,3 +333,38 @@ def test_cli_errors(tmp_path):
         rc, out, err = _cli(*args, cwd=tmp_path)
         assert rc == 1 and err.startswith("tfn-aot: error: ") and message in err, (args, err)
         assert "Traceback" not in err
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _indented_blocks(text):
+    """The README's indented code blocks, as lists of lines."""
+    blocks, current = [], []
+    for line in text.splitlines():
+        if line.startswith("    ") and line.strip():
+            current.append(line[4:])
+        elif current and line.strip():
+            blocks.append(current)
+            current = []
+    return blocks + ([current] if current else [])
+
+
+def test_example_readme_commands_print_what_it_says(tmp_path):
+    """examples/aot/README.md: its commands, run as written from a copy of the repository's root, print its output
+    (which is also what the model prints from Python)."""
+    with open(os.path.join(ROOT, "examples", "aot", "README.md")) as f:
+        commands, expected = _indented_blocks(f.read())[:2]
+    assert commands[0].startswith("tfn-aot ") and commands[1].startswith("cc ") and commands[2].startswith("./")
+    os.symlink(os.path.join(ROOT, "examples"), tmp_path / "examples")
+    tfn_aot = f"{sys.executable} -m tfn.tools.tfn_aot"
+    outputs = []
+    for command in commands:
+        proc = subprocess.run(command.replace("tfn-aot", tfn_aot, 1), shell=True, cwd=tmp_path, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+        outputs.append(proc.stdout)
+    assert outputs[-1].splitlines() == expected
+    from_python = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "aot", "model.py")],
+                                 capture_output=True, text=True, check=True).stdout
+    assert from_python.splitlines() == expected
