@@ -368,3 +368,36 @@ def test_example_readme_commands_print_what_it_says(tmp_path):
     from_python = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "aot", "model.py")],
                                  capture_output=True, text=True, check=True).stdout
     assert from_python.splitlines() == expected
+
+
+def test_keras_model_served_from_c(tmp_path):
+    tfn.random.set_seed(3)
+    model = tfn.keras.Sequential([tfn.keras.layers.Dense(8, activation="relu"), tfn.keras.layers.Dense(2)])
+    x = RNG.standard_normal((1, 5)).astype(np.float32)
+    want = model(x).numpy()
+
+    @tfn.function(input_signature=[tfn.TensorSpec([1, 5], tfn.float32)])
+    def serve(inputs):
+        return model(inputs, training=False)
+
+    lib = tfn.experimental.aot_compile(serve.get_concrete_function(), str(tmp_path), name="keras_model")
+    source = """
+        #include <stdio.h>
+        #include "keras_model.h"
+        int main(void) {
+          float x[KERAS_MODEL_INPUTS_SIZE] = X_VALUES, y[KERAS_MODEL_OUT0_SIZE];
+          int rc = keras_model(x, y);
+          printf("%d %.9g %.9g\\n", rc, y[0], y[1]);
+          return 0;
+        }
+    """.replace("X_VALUES", c_array(x))
+    rc, out = build_and_run(str(tmp_path), lib, source)
+    assert rc == 0 and out.split()[0] == "0"
+    np.testing.assert_allclose(numbers(out)[1:], want.ravel(), rtol=1e-5, atol=1e-6)
+
+
+def test_console_script_is_declared():
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        assert tomllib.load(f)["project"]["scripts"]["tfn-aot"] == "tfn.tools.tfn_aot:main"
