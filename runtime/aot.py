@@ -14,8 +14,11 @@ What the library needs at run time is libc and libm only, which the link checks 
 - only the entry point and `<name>_last_error` are exported (a version script): two libraries can be linked into
   one program.
 """
+import ctypes
+import ctypes.util
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 
@@ -46,11 +49,11 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     """Build `<out_dir>/lib<name>.so` and `<out_dir>/<name>.h` from function `symbol` of traced `module` (tfn
     dialect, static shapes, left unchanged).
 
-    in_types/out_types: TensorTypes of its arguments and results; outputs: the result index of each C output, or
-    its value (an ndarray) when it is a constant
-    (`out0`, `out1`, ...); in_names: C identifiers of the arguments; function_name: the name in messages;
-    features: an instruction-set level (passes/target.py: native, avx2, ...; None: TFN_TARGET_FEATURES or the
-    host's). Raises ValueError for a function that calls back into Python, CompileError when building fails."""
+    in_types/out_types: TensorTypes of its arguments and results; outputs: per C output (`out0`, `out1`, ...) the
+    index of the result it receives, or its value (an ndarray) when it is a constant; in_names: C identifiers of
+    the arguments; function_name: the name in messages; features: an instruction-set level (passes/target.py:
+    native, avx2, ...; None: TFN_TARGET_FEATURES or the host's). Raises ValueError for a function that calls back
+    into Python, CompileError when building fails."""
     with module.context:
         refuse_callbacks(module, function_name)
         on = target_mod.current() if features is None else target_mod.target_for(features)
@@ -58,7 +61,7 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
         lowered = driver.lower(module, "tfn-pipeline", on, function_name)
         has_errors = _has_error_channel(lowered)
         _check_calls(lowered, function_name)
-        messages = error_messages(module.operation, function_name) if has_errors else []
+        messages = error_messages(module.operation, symbol) if has_errors else []  # named as the runtime names it
         obj, work, _ = compiler.build_object(lowered, 3, on)
     try:
         spec = aot_c.Spec(name, symbol, list(in_types), list(out_types), list(outputs), list(in_names),
@@ -147,9 +150,6 @@ def _check_calls(llvm_module, function_name):
 
 def _c_library_symbols():
     """A membership test for the functions libc and libm define (asked of the libraries themselves)."""
-    import ctypes  # start-up cost: only when a library is built
-    import ctypes.util  # start-up cost: only when a library is built
-
     libs = [ctypes.CDLL(ctypes.util.find_library(n) or f"lib{n}.so.6") for n in ("c", "m")]
 
     class Symbols:
@@ -162,45 +162,46 @@ def _c_library_symbols():
 # The runtime formats a run-time error's message in Python from the op's formatter and the details the compiled code
 # recorded (runtime_errors.describe). The library has no Python: each formatter is run here on marker details, and the
 # message it makes becomes a template — text with the places where a marker shows. A formatter that branches on
-# details[0] (a kind of error) is run once per small value of it.
+# details[0] (a kind of error) is run once per small value of it (and, where that fails, per small value of
+# details[1], which some formatters read as a count). A template is kept only if it reproduces the
+# formatter's message on probe details (a formatter that computes with a detail, or reads one as a count, does not);
+# otherwise the library reports the op, the user's line and the raw details.
 
 _MARK = 7_100_000_000_000_000
 KINDS = 4  # values of details[0] a template is made for; other values use the all-markers template
+_PROBES = ((3, 1, 2, 5, 7, 11, 13, 17), (2, 4, 0, 1, 9, 6, 3, 8), (1, 2, 3, 4, 5, 6, 7, 9))
 TF_CODES = {"InvalidArgumentError": 3, "NotFoundError": 5, "ResourceExhaustedError": 8,
             "FailedPreconditionError": 9, "OutOfRangeError": 11, "UnimplementedError": 12, "InternalError": 13}
 
 
 def error_messages(module_op, function_name):
-    """Per error code k (list index k - 1): [(details[0] value or None for any, TF status code, template)], a
-    template being a list of str (text) and int (the index of a detail shown there)."""
+    """Per error code k (list index k - 1): its variants [(conditions {detail index: value}, TF status code,
+    template)], the first whose conditions hold applies (the last has none); a template is a list of str (text)
+    and int (the index of a detail shown there)."""
     marks = [_MARK + 1_000_003 * i for i in range(DETAIL_LEN)]
     out = []
     for code, op in enumerate(runtime_errors.error_sites(module_op), 1):
         variants = []
-        for kind in [*range(KINDS), None]:
-            details = marks if kind is None else [kind, *marks[1:]]
-            made = _template(module_op, code, details, marks, function_name)
-            if made is not None:
-                variants.append((kind, *made))
-        if not variants or variants[-1][0] is not None:
-            variants.append((None, 3, [f"compiled function '{function_name}' reported a run-time error in op "
-                                       f"{optable.lookup(op.name).tf_name} (code {code}); details: ", 0, " ", 1, " ",
-                                       2, " ", 3]))
+        for kind in [*range(KINDS), None]:  # details[0] = kind, then any other value
+            when = {} if kind is None else {0: kind}
+            made = _template(op, when, marks, function_name)
+            if made is None:  # details[1] may be a count the formatter reads (a number of coordinates): split on it
+                for count in range(KINDS):
+                    split = _template(op, {**when, 1: count}, marks, function_name)
+                    if split is not None:
+                        variants.append(({**when, 1: count}, *split))
+            variants.append((when, *(made or (3, _raw_details_message(op, code, function_name)))))
         out.append(variants)
     return out
 
 
-def _template(module_op, code, details, marks, function_name):
-    """(TF status code, template) of the message for these marker details, or None when the formatter fails on them
-    or computes with a marker (a number it shows is no marker)."""
-    import re  # start-up cost: only when a library is built
-
-    try:
-        message = runtime_errors.describe(module_op, code, list(details), function_name)
-    except Exception:  # a formatter that cannot take marker values: the generic message instead
+def _template(op, when, marks, function_name):
+    """(TF status code, template) of the message of failing `op` for details meeting `when` ({index: value}; details[0]
+    is past KINDS where `when` does not fix it), or None when no template reproduces the formatter's messages."""
+    made = _message(op, [when.get(i, m) for i, m in enumerate(marks)], function_name)
+    if made is None:
         return None
-    status = TF_CODES.get(type(message).__name__, 3)
-    text = str(message)
+    status, text = made
     parts = []
     for i, piece in enumerate(re.split(r"(\d{13,})", text)):
         if i % 2 == 0:
@@ -209,7 +210,33 @@ def _template(module_op, code, details, marks, function_name):
             parts.append(marks.index(int(piece)))
         else:
             return None
+    for probe in _PROBES:
+        details = [when.get(i, v) for i, v in enumerate([KINDS + probe[0], *probe[1:DETAIL_LEN]])]
+        shown = "".join(p if isinstance(p, str) else str(details[p]) for p in parts)
+        if _message(op, details, function_name) != (status, shown):
+            return None
     return status, parts
+
+
+def _message(op, details, function_name):
+    """(TF status code, text) of the runtime's message for failing `op` with `details`, or None if it fails."""
+    try:
+        message = runtime_errors.describe_op(op, list(details), function_name)
+    except Exception:  # a formatter that cannot take these values: no template
+        return None
+    return TF_CODES.get(type(message).__name__, 3), str(message)
+
+
+def _raw_details_message(op, code, function_name):
+    """A template naming the op, the user's line and the raw details (when the formatter's cannot be made)."""
+    found = file_location(op.location)
+    where = f" defined at {found[0]}:{found[1]}" if found else ""
+    head = (f"compiled function '{function_name}' reported a run-time error (code {code}) in op "
+            f"{{{{node {optable.lookup(op.name).tf_name}}}}}{where}; details:")
+    parts = [head]
+    for i in range(DETAIL_LEN):
+        parts += [" ", i]
+    return parts
 
 
 def _run(argv, what):

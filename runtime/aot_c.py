@@ -239,14 +239,14 @@ def _describe_source(spec):
            "  switch (code) {"]
     for code, variants in enumerate(spec.messages, 1):
         out.append(f"  case {code}:")
-        for kind, status, parts in variants:
+        for when, status, parts in variants:  # the first whose conditions on the details hold
             body = [f"tfn_put(&n, {c_string(p)});" if isinstance(p, str) else f"tfn_num(&n, d[{p}]);"
                     for p in parts if p != ""]
             body.append(f"return {status};")
-            if kind is None:
+            if not when:
                 out += [f"    {line}" for line in body]
                 break
-            out.append(f"    if (d[0] == {kind}) {{")
+            out.append(f"    if ({' && '.join(f'd[{i}] == {v}' for i, v in sorted(when.items()))}) {{")
             out += [f"      {line}" for line in body]
             out.append("    }")
     fallback = c_string(f"compiled function '{spec.function_name}' reported an unknown run-time error (code ")

@@ -401,3 +401,31 @@ def test_console_script_is_declared():
 
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         assert tomllib.load(f)["project"]["scripts"]["tfn-aot"] == "tfn.tools.tfn_aot:main"
+
+
+def test_messages_are_the_runtimes(tmp_path):
+    """Integer division by zero and a scatter index out of range: the library's message is the Python runtime's,
+    word for word (templates made from the ops' formatters)."""
+    @tfn.function(input_signature=[tfn.TensorSpec([3], tfn.int32), tfn.TensorSpec([3], tfn.int32),
+                                   tfn.TensorSpec([2, 1], tfn.int32)])
+    def ops(a, b, idx):
+        return a // b, tfn.tensor_scatter_nd_update(a, idx, tfn.constant([5, 6], tfn.int32))
+
+    cases = [([1, 2, 3], [1, 0, 1], [0, 1]), ([1, 2, 3], [1, 1, 1], [0, 4]), ([1, 2, 3], [1, 1, 1], [-7, 0])]
+    want = []
+    for a, b, idx in cases:
+        with pytest.raises(tfn.errors.InvalidArgumentError) as e:
+            ops(np.array(a, np.int32), np.array(b, np.int32), np.array(idx, np.int32).reshape(2, 1))
+        want.append(str(e.value))
+    lib = tfn.experimental.aot_compile(ops, str(tmp_path))
+    calls = "\n".join(f"""
+          {{ int32_t a[3] = {c_array(np.array(a), "int")}, b[3] = {c_array(np.array(b), "int")};
+            int32_t idx[2] = {c_array(np.array(idx), "int")}, q[3], s[3];
+            int rc = ops(a, b, idx, q, s);
+            printf("%d\\n%s\\n@@\\n", rc, ops_last_error()); }}""" for a, b, idx in cases)
+    source = '#include <stdio.h>\n#include "ops.h"\nint main(void) {' + calls + "\n  return 0;\n}\n"
+    rc, out = build_and_run(str(tmp_path), lib, source)
+    assert rc == 0
+    got = out.split("\n@@\n")[:3]
+    assert [g.split("\n", 1)[0] for g in got] == ["3"] * 3
+    assert [g.split("\n", 1)[1] for g in got] == want
