@@ -109,12 +109,13 @@ def _argument_names(inputs):
     names, taken = [], set()
     for i, t in enumerate(inputs):
         base = re.sub(r"[^A-Za-z0-9_]", "_", t._name.rsplit(":", 1)[0]) or f"arg{i}"
-        if base[0].isdigit() or base in _C_KEYWORDS or base in _RESERVED or re.match(r"out\d+\Z|tfn_|_mlir", base):
+        if (base[0].isdigit() or base in _C_KEYWORDS or base in _RESERVED
+                or re.match(r"out\d+\Z|tfn_|_mlir", base, re.IGNORECASE)):
             base = f"arg_{base}"
         name, k = base, 1
-        while name in taken:
+        while name.upper() in taken:  # the header's macros spell names in capitals
             name, k = f"{base}_{k}", k + 1
-        taken.add(name)
+        taken.add(name.upper())
         names.append(name)
     return names
 

@@ -5,9 +5,10 @@ dense row-major (C order) arrays of the element type, with the static shapes the
 argument in a memref descriptor (no copy), calls the compiled function's C interface
 `_mlir_ciface_<symbol>(results *, descriptors *...)` (runtime/executable.py: the same convention), copies each
 result into its output buffer and frees the result buffers the compiled code allocated (never a constant's, an
-argument's, or one buffer twice). After the call it reads the thread's error flag (dialects/abi.py): 0 is success;
-otherwise the flag is reset, the message is formatted from its template (aot.error_messages) into a thread-local
-buffer that `<name>_last_error()` returns, and the TF status code of the error is returned.
+argument's, or one buffer twice). After the call it reads the library's error flag (dialects/abi.py; a mutex holds
+the calls of a library that has one to one at a time, from resetting the flag to reading it): 0 is success;
+otherwise the message is formatted from its template (aot.error_messages) into a thread-local buffer that
+`<name>_last_error()` returns, and the TF status code of the error is returned.
 """
 import dataclasses
 

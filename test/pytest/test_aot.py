@@ -429,3 +429,24 @@ def test_messages_are_the_runtimes(tmp_path):
     got = out.split("\n@@\n")[:3]
     assert [g.split("\n", 1)[0] for g in got] == ["3"] * 3
     assert [g.split("\n", 1)[1] for g in got] == want
+
+
+def test_argument_names_become_distinct_c_identifiers(tmp_path):
+    @tfn.function(input_signature=[tfn.TensorSpec([2], tfn.float32)] * 5)
+    def names(x, X, OUT0, tfn_a, memcpy):
+        return x + 2 * X + 3 * OUT0 + 4 * tfn_a + 5 * memcpy
+
+    lib = tfn.experimental.aot_compile(names, str(tmp_path))
+    assert ("int names(const float *x, const float *X_1, const float *arg_OUT0, const float *arg_tfn_a, "
+            "const float *arg_memcpy, float *out0);") in open(lib.header).read()
+    source = """
+        #include <stdio.h>
+        #include "names.h"
+        int main(void) {
+          float a[2] = {1, 0}, b[2] = {0, 1}, out[NAMES_OUT0_SIZE];
+          int rc = names(a, a, b, b, a, out);
+          printf("%d %g %g %d\\n", rc, out[0], out[1], NAMES_ARG_OUT0_SIZE + NAMES_X_1_SIZE);
+          return 0;
+        }
+    """
+    assert build_and_run(str(tmp_path), lib, source) == (0, "0 8 7 4\n")
