@@ -46,7 +46,7 @@ def aot_compile(function, out_dir, name=None, *, target_features=None):
     The entry point is `int <name>(const T *arg, ..., T *out0, ...)` (see the header for shapes and the error
     convention). Captured variables are frozen at their current values."""
     concrete = _concrete(function)
-    name = _c_name(concrete.name if name is None else name, "name")
+    name = _c_name(name, "name") if name is not None else _c_name(concrete.name, "the function's name", "; pass name=")
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir must be a path, got {type(out_dir).__name__}")
     g = concrete.graph
@@ -97,10 +97,10 @@ def _concrete(function):
                     f"got {type(function).__name__}")
 
 
-def _c_name(text, what):
+def _c_name(text, what, hint=""):
     if not isinstance(text, str) or not _IDENTIFIER.match(text) or text in _C_KEYWORDS or keyword.iskeyword(text):
         raise ValueError(f"aot_compile: {what} {text!r} is not usable as a C identifier (letters, digits and '_', "
-                         "not starting with a digit, not a C keyword)")
+                         f"not starting with a digit, not a C keyword){hint}")
     return text
 
 

@@ -279,6 +279,8 @@ def test_dynamic_shapes_state_and_bad_names_are_refused():
         tfn.experimental.aot_compile(step, "unused")
     with pytest.raises(ValueError, match="not usable as a C identifier"):
         tfn.experimental.aot_compile(dyn.get_concrete_function(tfn.TensorSpec([2, 3])), "unused", name="int")
+    with pytest.raises(ValueError, match=r"the function's name '<lambda>' is not usable as a C identifier.*pass name="):
+        tfn.experimental.aot_compile(tfn.function(lambda x: x).get_concrete_function(tfn.TensorSpec([2])), "unused")
     with pytest.raises(ValueError, match="has no input_signature"):
         tfn.experimental.aot_compile(tfn.function(lambda x: x), "unused")
     with pytest.raises(TypeError, match="ConcreteFunction"):
