@@ -13,7 +13,7 @@ from tfn.passes import target as target_mod
 from tfn.runtime import cache, toolchain
 
 
-def _declared_functions(llvm_module):
+def declared_functions(llvm_module):
     """Names of the functions the module calls but does not define (resolved at link and load time)."""
     return [op.attributes["sym_name"].value for op in llvm_module.body.operations
             if op.name == "llvm.func" and not op.regions[0].blocks]
@@ -57,10 +57,34 @@ def _set_target_features(llvm_module, target):
 def build_shared_object(llvm_module, opt_level=3, target=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
     and link it into a new .so; returns its path."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    so = os.path.join(work, "a.so")
+    link = Link(so, obj, libs)
+    del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
+    error = link.wait()
+    if error is not None:
+        shutil.rmtree(work, ignore_errors=True)
+        raise CompileError(f"linking the compiled function failed: {error}")
+    os.unlink(obj)
+    return so, work
+
+
+def build_object(llvm_module, opt_level=3, target=None):
+    """Code-generate `llvm_module` (LLVM dialect) for `target` into an object file (position-independent).
+
+    Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
+    it calls one of them, the async runtime when it runs kernels on worker threads)."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    del engine
+    return obj, work, libs
+
+
+def _generate_object(llvm_module, opt_level, target):
+    """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
     _set_target_features(llvm_module, target_mod.current() if target is None else target)
     work = cache.scratch_dir()
-    obj, so = os.path.join(work, "a.o"), os.path.join(work, "a.so")
-    declared = _declared_functions(llvm_module)
+    obj = os.path.join(work, "a.o")
+    declared = declared_functions(llvm_module)
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
@@ -75,14 +99,16 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
         raise CompileError(f"LLVM code generation failed: {e}") from None
     libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
             *([toolchain.mpi_library()] if _uses_mpi(declared) else [])]
-    link = Link(so, obj, libs)
-    del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
-    error = link.wait()
-    if error is not None:
-        shutil.rmtree(work, ignore_errors=True)
-        raise CompileError(f"linking the compiled function failed: {error}")
-    os.unlink(obj)
-    return so, work
+    return engine, obj, work, libs
+
+
+def driver_link_command(so, objs, libs, rpath=None, extra=()):
+    """The argv linking object files `objs` into shared object `so` through the C compiler driver (libc and libm
+    included), against `libs` (shared-library paths, needed only if used), found at run time through `rpath`
+    (default: MLIR's folder and those of `libs`)."""
+    rpaths = toolchain.rpaths(libs) if rpath is None else [rpath]
+    return [toolchain.linker(), "-shared", "-o", so, *objs, *extra, "-Wl,--as-needed", *libs,
+            *[f"-Wl,-rpath,{d}" for d in rpaths], "-lm"]
 
 
 class Link:
@@ -107,9 +133,7 @@ class Link:
         """None once `so` is linked, else the driver's error message."""
         if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
-        proc = subprocess.run([toolchain.linker(), "-shared", "-o", self.so, self.obj, "-Wl,--as-needed", *self.libs,
-                               *[f"-Wl,-rpath,{d}" for d in toolchain.rpaths(self.libs)], "-lm"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(driver_link_command(self.so, [self.obj], self.libs), capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr.strip()
         if self._direct is not None:  # the driver links where the lean link failed: stop using that

@@ -48,12 +48,19 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
         artifact, scratch = cache.lookup(k), None
         if artifact is None:
-            lowered = _copy(module)
-            _run_pipeline(lowered.operation, registry.pipeline_text(options.pipeline, on), name or symbol, on)
+            lowered = lower(module, options.pipeline, on, name or symbol)
             artifact, scratch = compiler.build_and_store(lowered, k, level, on)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
         return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
                           handlers=handlers, source=artifact.name)
+
+
+def lower(module, pipeline, target, name):
+    """A copy of traced `module` lowered by `pipeline` (a name in passes/pipelines.py, or pipeline text) with its
+    passes' options for `target`; name: the function's name in compile errors. Call with module.context entered."""
+    lowered = _copy(module)
+    _run_pipeline(lowered.operation, registry.pipeline_text(pipeline, target), name, target)
+    return lowered
 
 
 def stage_ir(module, stage, name):

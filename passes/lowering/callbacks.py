@@ -204,3 +204,21 @@ def lower_site_calls(module_op):
         call.erase()
     for fn in decls.values():
         fn.erase()
+
+
+def callback_ops(module_op):
+    """[(op, what it is)] of the traced tfn module's ops whose compiled code calls back into the Python runtime
+    (a library loaded without Python cannot run them): tfn.print, py_function calls, ops on string tensors."""
+    sites = {fn.attributes["sym_name"].value for fn in collect(module_op, lambda o: o.name == "func.func")
+             if SITE_ATTR in fn.attributes}
+    found = []
+    for op in collect(module_op, lambda o: o.name.startswith("tfn.") or o.name == "func.call"):
+        if op.name == "func.call":
+            if ir.FlatSymbolRefAttr(op.attributes["callee"]).value in sites:
+                found.append((op, "tfn.py_function"))
+        elif op.name == ops.print.full_name:
+            found.append((op, "tfn.print"))
+        elif has_strings([TensorType.from_mlir(v.type) for v in [*op.operands, *op.results]
+                          if isinstance(v.type, ir.RankedTensorType)]):
+            found.append((op, f"{op.name} on string tensors"))
+    return found

@@ -147,19 +147,28 @@ def _record(op, cond, code, details):
         scf.YieldOp([])
 
 
+def error_sites(module_op):
+    """The traced module's ops that may report a run-time error, in code order (code k: the k-th)."""
+    # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
+    from tfn.passes import tfn_to_linalg  # noqa: F401
+
+    return [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
+
+
 def describe(module_op, code, details, function_name=""):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
     with the excerpt of the user's code of the failing op; an OpError to raise instead of InvalidArgumentError
     when the op's formatter names its class."""
-    # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
-    from tfn.passes import tfn_to_linalg  # noqa: F401
-
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"
-    sites = [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
+    sites = error_sites(module_op)
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
-    op = sites[code - 1]
+    return describe_op(sites[code - 1], details, function_name)
+
+
+def describe_op(op, details, function_name=""):
+    """The message (or OpError) of a run-time error that failing `op` of a traced module reported with `details`."""
     message = FORMATTERS[optable.lookup(op.name)](list(details), op)
     cls, message = message if isinstance(message, tuple) else (None, message)
     found = file_location(op.location)
