@@ -318,7 +318,8 @@ def _restore(export_dir, m, files):
         holder = {}
         if entry.get("native_fingerprint") == here:  # built for this machine as it is: load it
             try:
-                executable = stored.load_native(files[entry["native"]], f"{export_dir}/{entry['native']}",
+                executable = stored.load_native(files[entry["native"]],
+                                                os.path.join(os.path.abspath(export_dir), entry["native"]),
                                                 entry["symbol"], in_types, out_types,
                                                 lambda h=holder: h["c"].module())
                 native = files[entry["native"]]

@@ -155,9 +155,11 @@ def _signature_concretes(obj, functions, signatures):
                           if isinstance(f, PolymorphicFunction) and f.input_signature is not None}
         if len(with_signature) == 1:
             (fn,) = with_signature.values()
-            return {DEFAULT_SIGNATURE: fn.get_concrete_function()}
+            return {DEFAULT_SIGNATURE: (fn.get_concrete_function(), _spec_names(fn))}
         inherited = getattr(obj, "signatures", None)  # a loaded object saved again keeps its signatures
-        return {n: s._concrete for n, s in inherited.items()} if isinstance(inherited, dict) else {}
+        if not isinstance(inherited, dict):
+            return {}
+        return {n: (s._concrete, [i for i, _ in s._inputs]) for n, s in inherited.items()}
     if not isinstance(signatures, dict):
         signatures = {DEFAULT_SIGNATURE: signatures}
     out = {}
@@ -166,20 +168,27 @@ def _signature_concretes(obj, functions, signatures):
             if s.input_signature is None:
                 raise ValueError(f"signature '{name}': tfn.function '{s._name}' has no input_signature; pass its "
                                  "concrete function (f.get_concrete_function(tfn.TensorSpec(...)))")
-            s = s.get_concrete_function()
+            s, names = s.get_concrete_function(), _spec_names(s)
         elif not isinstance(s, ConcreteFunction) and not hasattr(s, "exported"):
             raise ValueError(f"signature '{name}' must be a tfn.function with an input_signature or a concrete "
                              f"function, got {type(s).__name__}")
-        out[name] = s
+        else:
+            names = None
+        out[name] = (s, names)
     return out
 
 
-def _signature_entry(name, exported, index):
+def _spec_names(fn):
+    """The input names a tfn.function's input_signature gives its tensor parameters (None where unnamed)."""
+    return [spec.name for spec in fn.input_signature]
+
+
+def _signature_entry(name, exported, index, names):
     """The manifest entry of a signature: keyword tensor inputs by parameter name, outputs by TF's names."""
     inputs = []
-    for pname, _, t in exported.params:
+    for i, (pname, _, t) in enumerate(exported.params):
         if isinstance(t, TensorSpec):
-            inputs.append([t.name or pname, pname])
+            inputs.append([(names[i] if names and i < len(names) else None) or t.name or pname, pname])
         elif type(t) is not trace_type.Literal:  # a Python value keeps its traced value
             raise ValueError(f"signature '{name}' of '{exported.name}': parameter '{pname}' is {t!r}; a signature "
                              "takes tensors only")
@@ -219,8 +228,9 @@ def save(obj, export_dir, signatures=None, options=None):
     function_entries = {attr: [add(c, f"attribute '{attr}'") for c in _concretes_of(fn, attr)]
                         for attr, fn in functions.items()}
     signature_concretes = _signature_concretes(obj, functions, signatures)
-    signature_entries = {n: _signature_entry(n, exported[i], i)
-                         for n, i in ((n, add(c, f"signature '{n}'")) for n, c in signature_concretes.items())}
+    signature_entries = {n: _signature_entry(n, exported[i], i, names)
+                         for n, i, names in ((n, add(c, f"signature '{n}'"), names)
+                                             for n, (c, names) in signature_concretes.items())}
 
     variables = _variable_paths(obj) if isinstance(obj, Module) else []
     known = {id(v) for v, _ in variables}
@@ -272,7 +282,7 @@ def save(obj, export_dir, signatures=None, options=None):
 
 def _npy(array):
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(buf, np.array(array, order="C"), allow_pickle=False)  # (ascontiguousarray makes 0-d 1-d)
     return buf.getvalue()
 
 
