@@ -7,7 +7,6 @@ not make the code trustworthy: whoever wrote the folder chose the manifest too.
 """
 import hashlib
 import os
-import shutil
 import stat
 import tempfile
 
@@ -59,20 +58,22 @@ def load_native(data, source, symbol, in_types, out_types, get_module, handlers=
     """The Executable of function `symbol` in shared-object bytes `data` (checked already, read from `source`);
     get_module() returns the function's traced IR, parsed only to describe a run-time error.
 
-    The bytes are written to a new file in a private scratch folder and loaded from there (a fresh name: the
-    dynamic loader never takes it for a library loaded earlier), then that folder is removed. StoredFileError
-    (kind "unloadable") when they do not load or lack the function."""
-    scratch = cache.scratch_dir()
+    The bytes are written to a new private file (a fresh name: the dynamic loader never takes it for a library
+    loaded earlier) and loaded from there; the file is removed once loaded. StoredFileError (kind "unloadable")
+    when they do not load or lack the function."""
+    fd, copy = tempfile.mkstemp(dir=cache.scratch_root(), prefix="load-", suffix=".so")
     try:
-        fd, copy = tempfile.mkstemp(dir=scratch, suffix=".so")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        return Executable(copy, symbol, in_types, out_types, scratch, on_error=_lazy_describer(get_module, symbol),
+        return Executable(copy, symbol, in_types, out_types, on_error=_lazy_describer(get_module, symbol),
                           handlers=handlers, source=source)
     except (OSError, AttributeError) as e:
         raise StoredFileError(source, "unloadable", f"does not load here: {e}") from None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            os.unlink(copy)  # a loaded library stays mapped
+        except OSError:
+            pass
 
 
 def _lazy_describer(get_module, symbol):

@@ -21,6 +21,7 @@ from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import tapes_here
 from tfn.runtime import stored
 from tfn.saved_model import encoding, manifest, replay, save
+from tfn.state import variables
 from tfn.state.module import Module
 from tfn.state.variables import Variable
 from tfn.tracing import trace_type
@@ -254,11 +255,10 @@ def parse_ir(data, name):
 
 def _variable(entry, data):
     arr = np.load(io.BytesIO(data), allow_pickle=False)
-    if arr.dtype.name != entry["dtype"] and not (entry["dtype"] == "string" and arr.dtype.kind in "SUO"):
-        raise DataLossError(f"variable {entry['name']}: {entry['file']} holds {arr.dtype} values, not "
-                            f"{entry['dtype']}")
-    return Variable(arr, trainable=entry["trainable"], name=entry["name"], dtype=entry["dtype"],
-                    shape=entry["shape"])
+    if arr.dtype.name != entry["dtype"] or not variables.fits(arr.shape, entry["shape"]):
+        raise DataLossError(f"variable {entry['name']}: {entry['file']} holds a {arr.dtype} array of shape "
+                            f"{arr.shape}, not the {entry['dtype']} {tuple(entry['shape'])} of its manifest")
+    return variables.restored(arr, entry["shape"], entry["trainable"], entry["name"])
 
 
 def _place(root, path, value):

@@ -244,6 +244,8 @@ def save(obj, export_dir, signatures=None, options=None):
     files, constants = {}, []
     var_entries = []
     for i, (v, path) in enumerate(variables):
+        if v.dtype.is_string:
+            raise ValueError(f"tfn.saved_model.save cannot save the string variable {v.name} yet")
         rel = f"variables/{i}.npy"
         files[rel] = _npy(v._array)
         var_entries.append({"name": v.name.rsplit(":", 1)[0], "dtype": v.dtype.name, "shape": list(v._shape),
