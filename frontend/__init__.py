@@ -48,8 +48,6 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
 globals().update(_api.namespace(""))
 
-__version__ = "0.1.0"
-
 # Gradients: the tape, and the gradient rules registered beside the ops' public functions.
 from tfn import (  # noqa: E402,F401  (keras, random: training)
     autodiff,
@@ -60,3 +58,4 @@ from tfn import (  # noqa: E402,F401  (keras, random: training)
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
+from tfn.version import __version__  # noqa: E402,F401

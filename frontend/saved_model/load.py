@@ -168,6 +168,8 @@ def _tensor_sources(t, x, out):
 class RestoredFunction:
     """A loaded tfn.function: calls go to the first of its traces whose signature they fit."""
 
+    _tfn_restored_function = True
+
     def __init__(self, name, concretes):
         self._name = name
         self._concretes = concretes

@@ -19,6 +19,7 @@ from tfn.state.variables import Variable
 from tfn.tracing import trace_type
 from tfn.tracing.function import ConcreteFunction, graph_output_types
 from tfn.tracing.polymorphic import PolymorphicFunction
+from tfn.version import __version__
 
 SAVEABLE_KINDS = {k.name: k for k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                       inspect.Parameter.KEYWORD_ONLY)}
@@ -106,18 +107,21 @@ def _exported(c, where):
 
 def _functions(obj):
     """{attribute name: tfn.function or loaded function} of the object to save."""
-    from tfn.saved_model.load import RestoredFunction  # noqa: I001  (load imports this module)
-
-    if isinstance(obj, (PolymorphicFunction, RestoredFunction)):
+    if isinstance(obj, PolymorphicFunction) or _restored_function(obj):
         return {"__call__": obj}
     found = {}
     for name in sorted(set(dir(type(obj)))):
         if isinstance(inspect.getattr_static(type(obj), name, None), PolymorphicFunction):
             found[name] = getattr(obj, name)  # bound to obj: its traces are obj's
     for name, value in vars(obj).items():
-        if isinstance(value, (PolymorphicFunction, RestoredFunction)):
+        if isinstance(value, PolymorphicFunction) or _restored_function(value):
             found[name] = value
     return found
+
+
+def _restored_function(x):
+    """Whether x is a loaded function (load.RestoredFunction; load.py imports this module)."""
+    return getattr(type(x), "_tfn_restored_function", False)
 
 
 def _variable_paths(module):
@@ -212,7 +216,8 @@ def save(obj, export_dir, signatures=None, options=None):
     A tfn.function with an input_signature is traced for it if it has no trace yet; one without is saved with
     the traces its calls made. `signatures`: a tfn.function with an input_signature, a concrete function, or a
     dict of them by name (default: the only tfn.function with an input_signature, as 'serving_default')."""
-    if not isinstance(obj, (Module, PolymorphicFunction)) and not hasattr(obj, "_tfn_restored"):
+    bare = isinstance(obj, PolymorphicFunction) or _restored_function(obj)
+    if not bare and not isinstance(obj, Module):
         raise ValueError(f"Expected an object of type `tfn.Module` or a `tfn.function` to save, got {obj!r} of "
                          f"type {type(obj).__name__}")
     export_dir = os.fspath(export_dir)
@@ -273,7 +278,7 @@ def save(obj, export_dir, signatures=None, options=None):
             "outputs": e.outputs, "out_leaves": e.out_leaves})
     target = runtime.current_target()
     manifest.write(export_dir, files, {
-        "tfn_version": _tfn_version(), "kind": "function" if isinstance(obj, PolymorphicFunction) else "module",
+        "tfn_version": _tfn_version(), "kind": "function" if bare else "module",
         "target": {"triple": _triple(target.arch), "arch": target.arch, "os": sys.platform,
                    "isa": target.isa, "cpu": target.cpu,
                    "llvm_features": list(target.llvm_features), "cpu_features": _cpu_features(),
@@ -289,8 +294,7 @@ def _npy(array):
 
 
 def _tfn_version():
-    import tfn  # noqa: I001  (the package's version; tfn imports this module)
-    return tfn.__version__
+    return __version__
 
 
 
