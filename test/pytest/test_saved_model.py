@@ -255,3 +255,16 @@ def test_loaded_values_and_binding(saved):
     loaded.v.assign([2.0, 2.0, 2.0])  # the loaded function reads the loaded variable
     assert loaded.f(tfn.constant([1.0, 1.0, 1.0])).numpy().tolist() == [2.0, 2.0, 2.0]
     assert loaded.signatures["serving_default"](x=[1.0, 0.0, 1.0])["output_0"].numpy().tolist() == [2.0, 0.0, 2.0]
+
+
+def test_run_time_errors_of_loaded_code_name_the_op_and_the_saved_line(tmp_path):
+    @tfn.function(input_signature=[tfn.TensorSpec([4], tfn.float32), tfn.TensorSpec([], tfn.int32)])
+    def pick(x, i):
+        return tfn.gather(x, i)
+
+    tfn.saved_model.save(pick, tmp_path / "s")
+    loaded = tfn.saved_model.load(tmp_path / "s")
+    assert float(loaded(tfn.constant([1.0, 2.0, 3.0, 4.0]), tfn.constant(2))) == 3.0
+    with pytest.raises(tfn.errors.InvalidArgumentError, match=r"indices = 7 is not in \[0, 4\)(.|\n)*"
+                                                               r"test_saved_model\.py:\d+"):
+        loaded(tfn.constant([1.0, 2.0, 3.0, 4.0]), tfn.constant(7))
