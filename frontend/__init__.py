@@ -49,12 +49,7 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 globals().update(_api.namespace(""))
 
 # Gradients: the tape, and the gradient rules registered beside the ops' public functions.
-from tfn import (  # noqa: E402,F401  (keras, random: training)
-    autodiff,
-    keras,
-    random,
-    saved_model,  # noqa: E402,F401
-)
+from tfn import autodiff, keras, random, saved_model  # noqa: E402,F401  (keras, random: training)
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
