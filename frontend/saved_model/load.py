@@ -296,7 +296,8 @@ def _place(root, path, value):
 def load(export_dir, tags=None, options=None):
     """Load the module or function saved in `export_dir` (see tfn.saved_model.save).
 
-    Loading runs the native code the folder holds (or compiles its IR): load only folders you trust."""
+    Loading runs the native code the folder holds (or compiles its IR): load only folders you trust. `tags` and
+    `options` are accepted as TF's `load` takes them, and unused."""
     export_dir = os.fspath(export_dir)
     m = manifest.read(export_dir)
     files = {rel: manifest.read_file(export_dir, m, rel) for rel in sorted(m["files"])}
@@ -316,7 +317,7 @@ def _restore(export_dir, m, files):
     for entry in m["concrete_functions"]:
         in_types = [encoding.from_tensor_type(t) for t in entry["in_types"]]
         out_types = [encoding.from_tensor_type(t) for t in entry["out_types"]]
-        ir_bytes, native, executable = files[entry["ir"]], None, None
+        ir_bytes, native, executable, module = files[entry["ir"]], None, None, None
         holder = {}
         if entry.get("native_fingerprint") == here:  # built for this machine as it is: load it
             try:
@@ -332,6 +333,7 @@ def _restore(export_dir, m, files):
             executable = runtime.compile(module, symbol=entry["symbol"], in_types=in_types, out_types=out_types,
                                          name=entry["name"])
         c = RestoredConcrete(entry, ir_bytes, native, here, executable, variables, constants)
+        c._module = module  # parsed already when compiled here
         holder["c"] = c
         concretes.append(c)
     functions = {attr: RestoredFunction(attr, [concretes[i] for i in indices])
