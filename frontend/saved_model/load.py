@@ -20,7 +20,7 @@ from tfn.dialects.errors import DataLossError
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import tapes_here
 from tfn.runtime import stored
-from tfn.saved_model import encoding, manifest, replay, save
+from tfn.saved_model import encoding, manifest, prints, replay, save
 from tfn.state import variables
 from tfn.state.module import Module
 from tfn.state.variables import Variable
@@ -147,7 +147,8 @@ class RestoredConcrete:
         e = self._entry
         return save.Exported(self.name, self.symbol, self._ir_bytes, native, fingerprint,
                              list(self.function_type.params), self._in_types, self._out_types,
-                             [c for c in self._captures], self._writebacks, e["outputs"], e["out_leaves"])
+                             [c for c in self._captures], self._writebacks, e["outputs"], e["out_leaves"],
+                             e.get("print_sites", 0))
 
     def __repr__(self):
         return f"<RestoredConcrete {self.name}{self.function_type.inputs_str()}>"
@@ -318,20 +319,24 @@ def _restore(export_dir, m, files):
         in_types = [encoding.from_tensor_type(t) for t in entry["in_types"]]
         out_types = [encoding.from_tensor_type(t) for t in entry["out_types"]]
         ir_bytes, native, executable, module = files[entry["ir"]], None, None, None
-        holder = {}
+        holder, handlers = {}, ()
+        if entry.get("print_sites"):  # its tfn.print ops' handlers, rebuilt from their attributes in the IR
+            module = parse_ir(ir_bytes, entry["name"])
+            with module.context:
+                handlers = prints.handlers(module, entry["print_sites"])
         if entry.get("native_fingerprint") == here:  # built for this machine as it is: load it
             try:
                 executable = stored.load_native(files[entry["native"]],
                                                 os.path.join(os.path.abspath(export_dir), entry["native"]),
                                                 entry["symbol"], in_types, out_types,
-                                                lambda h=holder: h["c"].module())
+                                                lambda h=holder: h["c"].module(), handlers)
                 native = files[entry["native"]]
             except stored.StoredFileError:
                 executable = None
         if executable is None:  # other CPU features, toolchain or tfn: compiled again from the stored IR
-            module = parse_ir(ir_bytes, entry["name"])
+            module = module or parse_ir(ir_bytes, entry["name"])
             executable = runtime.compile(module, symbol=entry["symbol"], in_types=in_types, out_types=out_types,
-                                         name=entry["name"])
+                                         handlers=handlers, name=entry["name"])
         c = RestoredConcrete(entry, ir_bytes, native, here, executable, variables, constants)
         c._module = module  # parsed already when compiled here
         holder["c"] = c

@@ -12,7 +12,7 @@ import numpy as np
 from tfn import runtime
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.types import TensorType
-from tfn.saved_model import encoding, manifest
+from tfn.saved_model import encoding, manifest, prints
 from tfn.saved_model.encoding import NotSaveable
 from tfn.state.module import Module
 from tfn.state.variables import Variable
@@ -30,7 +30,7 @@ class Exported:
     """What a saved model stores of one concrete function: a live trace's, or a loaded one's (saved again)."""
 
     def __init__(self, name, symbol, ir, native, native_fingerprint, params, in_types, out_types, captures,
-                 writebacks, outputs, out_leaves):
+                 writebacks, outputs, out_leaves, prints=0):
         self.name, self.symbol, self.ir, self.native = name, symbol, ir, native
         self.native_fingerprint = native_fingerprint  # what `native` was built for (runtime.native_fingerprint)
         self.params = params            # [(name, inspect kind, trace type)]
@@ -38,13 +38,18 @@ class Exported:
         self.captures = captures        # per input after the arguments': a Variable or a constant array
         self.writebacks = writebacks    # per result after the user's: (Variable, shape known at trace time)
         self.outputs, self.out_leaves = outputs, out_leaves  # JSON forms (encoding.structure, encoding.output_leaf)
+        self.prints = prints            # callback sites, all tfn.print ops (prints.py)
 
 
 def from_concrete(c):
     """The Exported form of a traced ConcreteFunction; NotSaveable naming what cannot be saved."""
-    if c.graph.callbacks:
-        raise NotSaveable(f"it calls back into Python ({len(c.graph.callbacks)} tfn.py_function or tfn.print "
-                          "site(s)): the Python code it runs is not part of the trace")
+    n_callbacks = len(c.graph.callbacks)
+    if n_callbacks:
+        with c.graph.module.context:
+            printed = prints.sites(c.graph.module)
+        if set(printed) != set(range(n_callbacks)):
+            raise NotSaveable(f"it calls back into Python ({n_callbacks - len(printed)} tfn.py_function or other "
+                              "callback site(s)): the Python code it runs is not part of the trace")
     params = []
     for name, kind, t in c.function_type.params:
         if kind.name not in SAVEABLE_KINDS:
@@ -74,7 +79,7 @@ def from_concrete(c):
     in_types = [runtime_type(t) for t in c.graph.inputs]
     return Exported(c.name, c.graph.symbol, buf.getvalue(), native, runtime.native_fingerprint(), params, in_types,
                     graph_output_types(c.graph), captures, writebacks, encoding.structure(c._out_structure),
-                    [encoding.output_leaf(kind, v) for kind, v in c._out_leaves])
+                    [encoding.output_leaf(kind, v) for kind, v in c._out_leaves], n_callbacks)
 
 
 def runtime_type(t):
@@ -275,6 +280,7 @@ def save(obj, export_dir, signatures=None, options=None):
             "in_types": [encoding.tensor_type(t) for t in e.in_types],
             "out_types": [encoding.tensor_type(t) for t in e.out_types],
             "captures": captures, "writebacks": [[var_index[id(v)], static] for v, static in e.writebacks],
+            "print_sites": e.prints,
             "outputs": e.outputs, "out_leaves": e.out_leaves})
     target = runtime.current_target()
     manifest.write(export_dir, files, {

@@ -268,3 +268,22 @@ def test_run_time_errors_of_loaded_code_name_the_op_and_the_saved_line(tmp_path)
     with pytest.raises(tfn.errors.InvalidArgumentError, match=r"indices = 7 is not in \[0, 4\)(.|\n)*"
                                                                r"test_saved_model\.py:\d+"):
         loaded(tfn.constant([1.0, 2.0, 3.0, 4.0]), tfn.constant(7))
+
+
+def test_tfn_print_is_saved_and_prints_when_loaded(tmp_path, capfd):
+    @tfn.function(input_signature=[tfn.TensorSpec([2], tfn.float32)])
+    def noisy(x):
+        tfn.print("x is", x, "and its sum", tfn.reduce_sum(x))
+        return x * 2.0
+
+    tfn.saved_model.save(noisy, tmp_path / "s")
+    capfd.readouterr()
+    loaded = tfn.saved_model.load(tmp_path / "s")
+    assert loaded(tfn.constant([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
+    assert capfd.readouterr().err == "x is [1 2] and its sum 3\n"
+    with tfn.GradientTape() as tape:  # replayed op by op: prints too
+        x = tfn.constant([3.0, 4.0])
+        tape.watch(x)
+        y = tfn.reduce_sum(loaded(x))
+    assert tape.gradient(y, x).numpy().tolist() == [2.0, 2.0]
+    assert capfd.readouterr().err == "x is [3 4] and its sum 7\n"
