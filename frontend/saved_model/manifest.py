@@ -11,6 +11,7 @@ file) and reading those files back checked.
 import hashlib
 import json
 import os
+import re
 import tempfile
 
 from tfn.dialects.errors import DataLossError, NotFoundError
@@ -21,6 +22,7 @@ VERSION = 1  # the layout and manifest schema this tfn writes and reads
 MANIFEST = "manifest.json"
 MANIFEST_HASH = MANIFEST + ".sha256"
 _MANIFEST_MAX = 64 << 20
+_FILE_NAME = re.compile(r"(variables|constants)/\d+\.npy|functions/\d+\.(mlirbc|so)")
 
 
 def write(export_dir, files, manifest):
@@ -79,8 +81,13 @@ def read(export_dir):
         raise ValueError(f"the saved model at {export_dir} has format version {version!r}; this tfn reads version "
                          f"{VERSION} (it was written by tfn {manifest.get('tfn_version', '?')}): save it again with "
                          "this tfn")
-    if not isinstance(manifest.get("files"), dict):
+    files = manifest.get("files")
+    if not isinstance(files, dict):
         raise DataLossError(f"the saved model at {export_dir} is damaged: its manifest lists no files")
+    foreign = sorted(str(rel) for rel in files if not isinstance(rel, str) or not _FILE_NAME.fullmatch(rel))
+    if foreign:  # never a path outside the folder (`../`, absolute) nor a name this format does not write
+        raise DataLossError(f"the saved model at {export_dir} is damaged: its manifest names files it cannot hold: "
+                            f"{', '.join(foreign[:3])}")
     return manifest
 
 

@@ -287,3 +287,14 @@ def test_tfn_print_is_saved_and_prints_when_loaded(tmp_path, capfd):
         y = tfn.reduce_sum(loaded(x))
     assert tape.gradient(y, x).numpy().tolist() == [2.0, 2.0]
     assert capfd.readouterr().err == "x is [3 4] and its sum 7\n"
+
+
+def test_a_manifest_naming_files_outside_the_folder_is_refused(saved):
+    import hashlib
+    manifest = json.loads((saved / "manifest.json").read_text())
+    manifest["files"]["../outside.npy"] = manifest["files"]["variables/0.npy"]
+    text = json.dumps(manifest).encode()
+    (saved / "manifest.json").write_bytes(text)
+    (saved / "manifest.json.sha256").write_text(hashlib.sha256(text).hexdigest())
+    with pytest.raises(tfn.errors.DataLossError, match=r"names files it cannot hold: \.\./outside\.npy"):
+        tfn.saved_model.load(saved)
