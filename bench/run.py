@@ -561,6 +561,87 @@ def case_first_call(fws, cfg):
     return rows
 
 
+_SAVED_MLP = r"""
+import sys
+import numpy as np
+import {fw} as tf
+rng = np.random.default_rng(1)
+class MLP(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1 = tf.Variable(rng.standard_normal((784, 256), dtype=np.float32) * 0.05)
+        self.b1 = tf.Variable(np.zeros(256, np.float32))
+        self.w2 = tf.Variable(rng.standard_normal((256, 256), dtype=np.float32) * 0.05)
+        self.b2 = tf.Variable(np.zeros(256, np.float32))
+        self.w3 = tf.Variable(rng.standard_normal((256, 10), dtype=np.float32) * 0.05)
+        self.b3 = tf.Variable(np.zeros(10, np.float32))
+    @tf.function(input_signature=[tf.TensorSpec([{batch}, 784], tf.float32)])
+    def __call__(self, x):
+        h = tf.nn.relu(tf.matmul(x, self.w1) + self.b1)
+        h = tf.nn.relu(tf.matmul(h, self.w2) + self.b2)
+        return tf.matmul(h, self.w3) + self.b3
+m = MLP()
+tf.saved_model.save(m, sys.argv[1])
+print(float(tf.reduce_sum(m(tf.ones([128, 784])))))
+"""
+
+_LOAD_SAVED = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import {fw} as tf
+t1 = time.perf_counter()
+loaded = tf.saved_model.load(sys.argv[1])
+y = loaded(tf.ones([128, 784]))
+total = float(tf.reduce_sum(y))
+t2 = time.perf_counter()
+print(json.dumps({{"import": t1 - t0, "load": t2 - t1, "sum": total}}))
+"""
+
+
+def saved_model_load_seconds(fw, batch, reps):
+    """(median seconds of import, of load + first call) of the saved MLP (signature batch `batch`) in new processes
+    of framework fw ('tfn' or 'tensorflow'), and its output's sum; None when fw cannot save it."""
+    work = tempfile.mkdtemp(dir=_CACHE_ROOT)
+    env = dict(os.environ, TFN_CACHE_DIR=os.path.join(work, "cache"), TF_CPP_MIN_LOG_LEVEL="3")
+    save, load = os.path.join(work, "save.py"), os.path.join(work, "load.py")
+    with open(save, "w") as f:
+        f.write(_SAVED_MLP.format(fw=fw, batch=batch))
+    with open(load, "w") as f:
+        f.write(_LOAD_SAVED.format(fw=fw))
+    export_dir = os.path.join(work, "saved")
+    out = subprocess.run([sys.executable, save, export_dir], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    runs = []
+    for _ in range(reps + 1):  # the first run may fill the artifact cache's small memos (tfn) or OS caches
+        out = subprocess.run([sys.executable, load, export_dir], env=env, capture_output=True, text=True,
+                             check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    warm = runs[1:]
+    return (statistics.median(r["import"] for r in warm), statistics.median(r["load"] for r in warm),
+            warm[0]["sum"])
+
+
+def case_saved_model(fws, cfg):
+    """(l) load + first call of a saved MLP 784-256-256-10 (batch 128) in a new process, vs tf.saved_model.load."""
+    rows = []
+    for batch, label in (("128", "batch 128"), ("None", "batch None")):
+        ours = saved_model_load_seconds("tfn", batch, cfg.first_reps)
+        theirs = saved_model_load_seconds("tensorflow", batch, cfg.first_reps) if any(
+            fw.name == "TF function" for fw in fws) else None
+        values = {"tfn compiled": ours[1]}
+        note = f"signature {label}; import tfn {ours[0] * 1e3:.0f} ms"
+        ratio = None
+        if theirs is not None:
+            values["TF function"] = theirs[1]
+            ratio = theirs[1] / ours[1]
+            note += f", import tensorflow {theirs[0] * 1e3:.0f} ms; same output: {abs(ours[2] - theirs[2]) < 1e-2}"
+        met = ours[1] <= 0.020 and (theirs is None or ours[1] <= 0.1 * theirs[1])
+        rows.append(row(f"(l) saved MLP, {label}: load + first call", "ms", values, "<= 20 ms and <= 0.1x TF", met,
+                        ratio=ratio, note=note))
+    return rows
+
+
 def trace_seconds(n, reps):
     """Seconds to trace (no compile) an n-op arithmetic chain via get_concrete_function: the fastest of reps.
 
@@ -852,7 +933,7 @@ def main(argv=None):
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
-                 case_trace, case_training, case_data, case_fit_data, case_digits):
+                 case_trace, case_training, case_data, case_fit_data, case_digits, case_saved_model):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue

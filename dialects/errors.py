@@ -40,6 +40,10 @@ class ResourceExhaustedError(OpError):
     pass
 
 
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption (a saved file whose bytes are not those its manifest names)."""
+
+
 class OperatorNotAllowedInGraphError(TypeError):
     pass
 

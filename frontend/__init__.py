@@ -49,10 +49,9 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
 globals().update(_api.namespace(""))
 
-__version__ = "0.1.0"
-
 # Gradients: the tape, and the gradient rules registered beside the ops' public functions.
-from tfn import autodiff, distribute, experimental, keras, random  # noqa: E402,F401  (keras, random, distribute: training)
+from tfn import autodiff, distribute, experimental, keras, random, saved_model  # noqa: E402,F401  (training, export)
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
+from tfn.version import __version__  # noqa: E402,F401

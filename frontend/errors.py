@@ -1,6 +1,7 @@
 """`tfn.errors`: TensorFlow's exception classes."""
 from tfn.dialects.errors import (  # noqa: F401
     CompileError,
+    DataLossError,
     FailedPreconditionError,
     InaccessibleTensorError,
     InternalError,

@@ -37,7 +37,8 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
-        "tfn-lower-vector-ops", "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}",
+        "tfn-expand-strided-copies", "tfn-lower-vector-ops", "tfn-polynomial-approximation", "tfn-div-by-constant",
+        "math-expand-ops{ops=tanh}",
         "tfn-async-parallel", *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
         "tfn-lower-to-linalg", "tfn-bufferize", "tfn-lower-to-llvm")

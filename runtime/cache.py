@@ -225,11 +225,16 @@ def _evict(d, cap):
     return size
 
 
-def scratch_dir():
-    """A private directory for building artifacts (inside the cache so that renames stay atomic)."""
+def scratch_root():
+    """The private folder builds and loads use for their temporary files (inside the cache so that renames stay
+    atomic), or None for the system's temporary directory (no cache, or an unwritable one)."""
     d = cache_dir()
     try:
-        base = private_dir(os.path.join(d, "tmp")) if d else None
-    except OSError:  # an unwritable cache: build in the system's temporary directory, store() keeps it there
-        base = None
-    return tempfile.mkdtemp(prefix="build-", dir=base)
+        return private_dir(os.path.join(d, "tmp")) if d else None
+    except OSError:  # an unwritable cache: store() keeps what is built there
+        return None
+
+
+def scratch_dir():
+    """A private directory for building artifacts (inside the cache so that renames stay atomic)."""
+    return tempfile.mkdtemp(prefix="build-", dir=scratch_root())

@@ -4,6 +4,7 @@ The frontend hands over the module it traced (which keeps the user's source loca
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
 import dataclasses
+import shutil
 
 from mlir import ir
 
@@ -11,7 +12,8 @@ from tfn.dialects.errors import CompileError
 from tfn.passes import pipelines, registry
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
-from tfn.runtime import cache, compiler
+from tfn.runtime import cache, compiler, toolchain
+from tfn.runtime.cachedir import read_fd
 from tfn.runtime.executable import Executable
 
 STAGES = pipelines.STAGES
@@ -39,20 +41,49 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
     or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
     callback sites' handlers; name: the function's name in compile errors (default: symbol)."""
     with module.context:
-        level = options.opt_level
-        if level is None:
-            level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
-        on = target_mod.current() if options.target is None else options.target
-        # The key names the pipeline as given: the target's cache_key holds every fact its passes' option defaults
-        # come from, and spelling the options out would import every pass on a cache hit (~200 ms).
-        k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
-        artifact, scratch = cache.lookup(k), None
-        if artifact is None:
-            lowered = lower(module, options.pipeline, on, name or symbol)
-            artifact, scratch = compiler.build_and_store(lowered, k, level, on)
+        artifact, scratch = _artifact(module, options, symbol, name)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
-                          handlers=handlers, source=artifact.name)
+        return Executable(artifact.path, symbol, in_types, out_types, scratch,
+                          on_error=error_describer(module, symbol), handlers=handlers, source=artifact.name)
+
+
+def native_code(module, options=DEFAULT_OPTIONS, *, symbol, name=None):
+    """The bytes of the shared object `compile` loads for function `symbol` of traced `module` (from the artifact
+    cache, or built and stored there): what a saved model stores beside the function's IR."""
+    with module.context:
+        artifact, scratch = _artifact(module, options, symbol, name)
+    with artifact:
+        data = read_fd(artifact.fd, cache.ARTIFACT_MAX_BYTES)
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if data is None:
+        raise CompileError(f"the compiled code of '{name or symbol}' cannot be read back")
+    return data
+
+
+def native_fingerprint(options=DEFAULT_OPTIONS):
+    """What native code built here depends on, beyond its IR: the toolchain and compiler source (tfn, MLIR and LLVM
+    versions), the target (passes/target.py: ISA level, vector width, CPU) and the host's CPU features. Code stored
+    with another fingerprint is rebuilt from its IR, never loaded."""
+    on = target_mod.current() if options.target is None else options.target
+    return {"toolchain": toolchain.versions(), "pipeline": options.pipeline,
+            "target": _option_key(3, on.cache_key(), options.target_key), "host": cache.host()}
+
+
+def _artifact(module, options, symbol, name):
+    """(the open cache.Artifact of `symbol` in `module`, a scratch folder to remove once loaded, or None)."""
+    level = options.opt_level
+    if level is None:
+        level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
+    on = target_mod.current() if options.target is None else options.target
+    # The key names the pipeline as given: the target's cache_key holds every fact its passes' option defaults
+    # come from, and spelling the options out would import every pass on a cache hit (~200 ms).
+    k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
+    artifact, scratch = cache.lookup(k), None
+    if artifact is None:
+        lowered = lower(module, options.pipeline, on, name or symbol)
+        artifact, scratch = compiler.build_and_store(lowered, k, level, on)
+    return artifact, scratch
 
 
 def lower(module, pipeline, target, name):
@@ -91,7 +122,7 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
         raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 
 
-def _describer(module, symbol):
+def error_describer(module, symbol):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
     def describe(code, details):
         with module.context:

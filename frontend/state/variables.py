@@ -232,7 +232,7 @@ class Variable(TensorBase):
 
     def _write_back_checked(self, fname, array):
         """Store a compiled call's new value whose shape was not known at trace time, checking it first."""
-        if not _fits(array.shape, self._shape):
+        if not fits(array.shape, self._shape):
             raise InvalidArgumentError(f"Cannot assign value to variable '{self._name}': Shape mismatch. The "
                                        f"variable shape {TensorShape(self._shape)}, and the assigned value shape "
                                        f"{TensorShape(array.shape)} are incompatible.\n  in tfn.function '{fname}'")
@@ -247,6 +247,21 @@ class Variable(TensorBase):
         return f"{head}, numpy={chr(10) if chr(10) in text else ''}{text}>"
 
     __str__ = __repr__
+
+
+def restored(array, shape, trainable, name):
+    """A variable holding `array` as read from a saved model (a fresh array it owns from now on, made read-only:
+    no conversion, no copy); `shape` its declared shape (None for an unknown dimension)."""
+    v = Variable.__new__(Variable)
+    v._dtype = dtypes.as_dtype(array.dtype)
+    v._shape = tuple(shape)
+    v._trainable = bool(trainable)
+    v._name = f"{name}:0"
+    v._uid = next(_uids)
+    v._lock = threading.RLock()
+    array.flags.writeable = False
+    v._array = array
+    return v
 
 
 class VariableSpec(TraceType):
@@ -289,13 +304,13 @@ def _declared_shape(value, shape, validate_shape):
     if declared.rank is None:
         return (None,) * len(dims)
     declared = tuple(declared.as_list())
-    if not _fits(dims, declared):
+    if not fits(dims, declared):
         raise ValueError(f"The initial value's shape ({TensorShape(dims)}) is not compatible with the explicitly "
                          f"supplied `shape` argument ({TensorShape(declared)}).")
     return declared
 
 
-def _fits(dims, declared):
+def fits(dims, declared):
     return len(dims) == len(declared) and all(d is None or c == d for c, d in zip(dims, declared))
 
 
