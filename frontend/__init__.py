@@ -2,11 +2,15 @@
 
 The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
 of the public names are imported below.
+
+`tfn.data`, `tfn.keras` and `tfn.random` load on first use (module __getattr__ below): together they were a
+fifth of `import tfn`, and a program that only compiles functions never needs them.
 """
+import importlib
+
 from tfn import (  # noqa: F401
     autograph,
     config,
-    data,
     dtypes,
     errors,
     linalg,
@@ -51,7 +55,20 @@ globals().update(_api.namespace(""))
 __version__ = "0.1.0"
 
 # Gradients: the tape, and the gradient rules registered beside the ops' public functions.
-from tfn import autodiff, keras, random  # noqa: E402,F401  (keras, random: training)
+from tfn import autodiff  # noqa: E402,F401
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
+
+# Submodules loaded on first use: `tfn.keras.layers.Dense`, `from tfn import data`, `import tfn.random` all work.
+_LAZY = ("data", "keras", "random")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f"tfn.{name}")  # binds tfn.<name>: __getattr__ is not asked again
+    raise AttributeError(f"module 'tfn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
