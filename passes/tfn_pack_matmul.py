@@ -4,7 +4,9 @@ C[m, n] = fill + A[m, k] B[k, n] becomes: A zero-padded to [M', K'], B zero-padd
 panels Bp[n / NR][k][NR] (so the inner loop streams contiguous memory), one linalg.generic computing
 C3[m][n / NR][NR] += A[m][k] Bp[n / NR][k][NR], then collapsed and sliced back to [M, N]. With more than one worker
 (option `workers`, default: the cores available), a big contraction is tagged `tfn.split` with the scf.forall tile
-sizes that give each worker thread an equal share (worker_split). The register tile MR x NR follows the options
+sizes that cut it into equal tasks (worker_split): up to `tasks-per-worker` (default 4) per worker, none smaller
+than MIN_TASK_FLOPS, so that MLIR's async runtime balances the load when a core is busy with another process.
+The register tile MR x NR follows the options
 `vector-bits` and `vector-registers` (defaults: the target's, passes/target.py): see Tiles.for_target.
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
@@ -22,7 +24,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from tfn.passes.lowering.common import affine_map, generic, index, parallel, reduction
-from tfn.passes.options import VECTOR_BITS, VECTOR_REGISTERS, WORKERS
+from tfn.passes.options import TASKS_PER_WORKER, VECTOR_BITS, VECTOR_REGISTERS, WORKERS
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
@@ -33,6 +35,7 @@ from tfn.passes.walk import collect
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
 MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
+MIN_TASK_FLOPS = 2 * 128 ** 3      # the least work per task when a contraction is cut into more tasks than workers
 # A convolution is unrolled tap by tap: a huge filter would make an IR so big that bufferization never ends, so
 # filters with more taps (7 x 7, a ResNet stem, is the largest common one) stay on the generic path.
 MAX_CONV_TAPS = 49
@@ -40,17 +43,19 @@ MAX_CONV_TAPS = 49
 
 @dataclass(frozen=True)
 class Tiles:
-    """The register tile (MR x NR accumulators, k unrolled by KR) and the worker count of one pass run."""
+    """The register tile (MR x NR accumulators, k unrolled by KR), the worker count and the tasks per worker of one
+    pass run."""
     mr: int
     nr: int
     kr: int
     workers: int
+    tasks_per_worker: int = 1
 
     @staticmethod
-    def for_target(vector_bits, vector_registers, workers):
+    def for_target(vector_bits, vector_registers, workers, tasks_per_worker=1):
         """NR = two vectors of f32; MR rows of 2 accumulators: 8 with 32 registers (16 accumulators, 512 bits: the
         tile measured on AVX-512), 6 with 16 (12 accumulators, leaving room for the B vectors and A's broadcast)."""
-        return Tiles(8 if vector_registers >= 32 else 6, 2 * vector_bits // 32, 4, workers)
+        return Tiles(8 if vector_registers >= 32 else 6, 2 * vector_bits // 32, 4, workers, tasks_per_worker)
 
 
 DEFAULT_MAPS = ("[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
@@ -124,22 +129,29 @@ def _filled(out, value, rows):
     return _tag(linalg.fill(value, outs=[out]), "fill", [1] * (len(_shape(out)) - 3) + [rows, 1, 0])
 
 
-def worker_split(acc_shape, mr, workers):
-    """forall tile sizes (loops batch..., m, j, k, r) giving each of `workers` threads an equal share of a
-    contraction into acc [batch..., M', N' / NR, NR]: whole batches, else whole panels (then each worker also packs
-    just the part of B it reads), else whole register-tile rows; None when no loop divides evenly."""
+def worker_split(acc_shape, mr, workers, tasks=None):
+    """forall tile sizes (loops batch..., m, j, k, r) cutting a contraction into acc [batch..., M', N' / NR, NR] into
+    `tasks` equal parts (default: one per worker), else into one per worker: whole batches, else whole panels (then
+    each task also packs just the part of B it reads), else whole register-tile rows; None when no loop divides
+    evenly."""
     nb = len(acc_shape) - 3
-    for d in list(range(nb)) + [nb + 1, nb]:
-        if acc_shape[d] % (workers * (mr if d == nb else 1)) == 0:
-            return [acc_shape[d] // workers if k == d else 0 for k in range(nb + 4)]
+    for n in dict.fromkeys((tasks or workers, workers)):
+        for d in list(range(nb)) + [nb + 1, nb]:
+            if acc_shape[d] % (n * (mr if d == nb else 1)) == 0:
+                return [acc_shape[d] // n if k == d else 0 for k in range(nb + 4)]
     return None
+
+
+def task_count(flops, t):
+    """Tasks a contraction of `flops` is cut into: up to tasks_per_worker per worker, each >= MIN_TASK_FLOPS."""
+    return max(t.workers, min(t.workers * t.tasks_per_worker, flops // MIN_TASK_FLOPS))
 
 
 def _contract(a, bp, acc, t, mr, split=None):
     """Tagged acc[batch..., m, j, r] += a[batch..., m, k] * bp[j, k, r] (bp without batch dims when it has fewer);
     register tiles of mr rows (mr divides M); split over the workers by `split` (worker_split) when given."""
     nb = len(_shape(acc)) - 3
-    part = [s // t.workers if split and split[d] else s for d, s in enumerate(_shape(acc))]
+    part = [split[d] if split and split[d] else s for d, s in enumerate(_shape(acc))]
     mp, panels, nr = part[nb:]
     kp = _shape(a)[-1]
     d = [ir.AffineDimExpr.get(i) for i in range(nb + 4)]
@@ -206,8 +218,9 @@ def rewrite_matmul(op, t):
     mp, np_, kp = round_up(m, t.mr), round_up(n, t.nr), round_up(_shape(a)[-1], t.kr)
     bp = _packed(_padded(b, batch + [kp, np_]), nb, t)
     acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, _fill_value(c), t.mr)
-    big = t.workers > 1 and 2 * kp * _prod(_shape(acc)) >= MIN_PARALLEL_FLOPS
-    split = worker_split(_shape(acc), t.mr, t.workers) if big else None
+    flops = 2 * kp * _prod(_shape(acc))
+    big = t.workers > 1 and flops >= MIN_PARALLEL_FLOPS
+    split = worker_split(_shape(acc), t.mr, t.workers, task_count(flops, t)) if big else None
     return _unpacked(_contract(_padded(a, batch + [mp, kp]), bp, acc, t, t.mr, split), _shape(c))
 
 
@@ -299,9 +312,9 @@ def rewrite_conv(op, t):
 
 @register("tfn-pack-matmul",
           "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling",
-          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS])
-def pack_matmul(module_op, vector_bits, vector_registers, workers):
-    t = Tiles.for_target(vector_bits, vector_registers, workers)
+          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER])
+def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker):
+    t = Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker)
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
             new = rewrite_conv(op, t) if op.name == "linalg.conv_2d_nhwc_hwcf" else rewrite_matmul(op, t)
