@@ -64,6 +64,18 @@ func.func @matmul_tasks(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> ten
   return %2 : tensor<256x256xf32>
 }
 
+// No more columns than one vector holds (10 <= 16 with 512-bit vectors): panels of one vector, not two.
+// CHECK-LABEL: func.func @narrow
+func.func @narrow(%a: tensor<128x256xf32>, %b: tensor<256x10xf32>) -> tensor<128x10xf32> {
+  // CHECK: linalg.pack {{.*}} inner_tiles = [16] {{.*}} tensor<256x16xf32> -> tensor<1x256x16xf32>
+  // CHECK: tfn.kernel = "contract"{{.*}}tfn.tiles = [array<i64: 128, 1, 256, 0>, array<i64: 8, 1, 4, 0>]
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x10xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x10xf32>) -> tensor<128x10xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x256xf32>, tensor<256x10xf32>) outs(%1 : tensor<128x10xf32>) -> tensor<128x10xf32>
+  return %2 : tensor<128x10xf32>
+}
+
 // A convolution, one output row (n, oh) at a time on the workers: per row a fill, then per filter tap a
 // contraction of 32 output pixels (4 register tiles of 8) and one of the 6 left over (ow = 38), each reading a
 // slice of input row oh + kh (the input is not padded: 20 channels are a multiple of KR), accumulating into the row.
