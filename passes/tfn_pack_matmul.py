@@ -37,7 +37,9 @@ from tfn.passes.walk import collect
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
 MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
-MIN_TASK_FLOPS = 2 * 128 ** 3      # the least work per task when a contraction is cut into more tasks than workers
+# The least work per task when a contraction is cut into more tasks than workers (~0.3 ms at 100 GFLOP/s): on a
+# machine shared with other processes a task waits for its thread to be scheduled, so tasks must stay long.
+MIN_TASK_FLOPS = 2 * 256 ** 3
 # A convolution is unrolled tap by tap: a huge filter would make an IR so big that bufferization never ends, so
 # filters with more taps (7 x 7, a ResNet stem, is the largest common one) stay on the generic path.
 MAX_CONV_TAPS = 49

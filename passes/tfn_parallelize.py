@@ -20,7 +20,7 @@ from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named
 from tfn.passes.walk import collect
 
 MIN_WORK = 1 << 16     # iteration points below which a thread hand-off (~5-10 us) costs more than it saves
-MIN_TASK_WORK = 1 << 15  # the fewest iteration points per task when an op is cut into more tasks than workers
+MIN_TASK_WORK = 1 << 18  # the fewest iteration points per task when an op is cut into more tasks than workers
 SPLIT_OPS = ("linalg.generic", "linalg.reduce", "linalg.transpose", "linalg.broadcast")
 _ANY = "!transform.any_op"
 

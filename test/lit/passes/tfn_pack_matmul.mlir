@@ -13,12 +13,12 @@
 // ONE-NOT: tfn.split
 // ONE-NOT: scf.forall
 // RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' | FileCheck %s --check-prefix=TASKS
-// By default a big contraction is cut into up to 4 tasks per worker, none under 2 * 128**3 flops: 2 * 256**3 flops
-// in 8 tasks of one 32-wide panel each; 2 * 64 * 256 * 128 flops stay at one task per worker.
+// By default a big contraction is cut into up to 4 tasks per worker, none under 2 * 256**3 flops: 2 * 512**3 flops
+// in 8 tasks of two 32-wide panels each; 2 * 64 * 256 * 128 flops stay at one task per worker.
 // TASKS-LABEL: func.func @matmul_split
 // TASKS: tfn.split = array<i64: 0, 4, 0, 0>
 // TASKS-LABEL: func.func @matmul_tasks
-// TASKS: tfn.split = array<i64: 0, 1, 0, 0>
+// TASKS: tfn.split = array<i64: 0, 2, 0, 0>
 
 // A large static f32 matmul: A padded to 104x72 (MR = 8, KR = 4), B padded to 72x160 and packed into 32-wide
 // panels (tile sizes: cache level, then register level), one tagged contraction over the panels, then collapsed and sliced back to 100x130.
@@ -56,12 +56,12 @@ func.func @matmul_split(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tens
   return %2 : tensor<64x256xf32>
 }
 
-func.func @matmul_tasks(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+func.func @matmul_tasks(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x512xf32> {
   %cst = arith.constant 0.0 : f32
-  %0 = tensor.empty() : tensor<256x256xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %2 = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%1 : tensor<256x256xf32>) -> tensor<256x256xf32>
-  return %2 : tensor<256x256xf32>
+  %0 = tensor.empty() : tensor<512x512xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%1 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %2 : tensor<512x512xf32>
 }
 
 // No more columns than one vector holds (10 <= 16 with 512-bit vectors): panels of one vector, not two.

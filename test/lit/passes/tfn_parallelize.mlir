@@ -7,14 +7,14 @@
 // FOUR: tensor.extract_slice {{.*}} [262144] [1]
 // ONE-NOT: scf.forall
 // RUN: tfn-opt %s --tfn-parallelize=workers=2 | FileCheck %s --check-prefix=TASKS
-// By default each worker gets 4 tasks (dynamic load balance), none under 2**15 points: 2**20 points in 8 tasks,
-// 512 x 256 in 4 of 128 rows.
+// By default each worker gets up to 4 tasks (dynamic load balance), none under 2**18 points unless there would be
+// fewer tasks than workers: 2**20 points in 4 tasks, 512 x 256 in 2 of 256 rows.
 // TASKS-LABEL: func.func @big
-// TASKS: scf.forall (%{{.*}}) in (8) shared_outs
-// TASKS: tensor.extract_slice {{.*}} [131072] [1]
-// TASKS-LABEL: func.func @reductions
 // TASKS: scf.forall (%{{.*}}) in (4) shared_outs
-// TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<128x256xf32>)
+// TASKS: tensor.extract_slice {{.*}} [262144] [1]
+// TASKS-LABEL: func.func @reductions
+// TASKS: scf.forall (%{{.*}}) in (2) shared_outs
+// TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<256x256xf32>)
 
 
 // A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).
