@@ -6,9 +6,9 @@ C3[m][n / NR][NR] += A[m][k] Bp[n / NR][k][NR], then collapsed and sliced back t
 (option `workers`, default: the cores available), a big contraction is tagged `tfn.split` with the scf.forall tile
 sizes that cut it into equal tasks (worker_split): up to `tasks-per-worker` (default 4) per worker, none smaller
 than MIN_TASK_FLOPS, so that MLIR's async runtime balances the load when a core is busy with another process.
-The register tile MR x NR follows the options
-`vector-bits` and `vector-registers` (defaults: the target's, passes/target.py): see Tiles.for_target; a product
-with no more output columns than one vector holds gets panels of one vector (for_columns).
+The register tile MR x NR follows the options `vector-bits` and `vector-registers` (defaults: the target's,
+passes/target.py): see Tiles.for_target; a product with no more output columns than one vector holds gets panels
+of one vector (for_columns).
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
