@@ -2,12 +2,18 @@
 
 The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
 of the public names are imported below.
+
+`tfn.data`, `tfn.distribute`, `tfn.keras` and `tfn.random` load on first use (module __getattr__ below):
+together they were a fifth of `import tfn`, and a program that only compiles functions never needs them.
 """
-from tfn.dialects import mlir_loading  # noqa: F401, I001  (first: MLIR isolated from a process-wide LLVM)
+import importlib
+
+from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR isolated from a process-wide LLVM)
+
+# isort: split
 from tfn import (  # noqa: F401
     autograph,
     config,
-    data,
     dtypes,
     errors,
     linalg,
@@ -50,8 +56,21 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 globals().update(_api.namespace(""))
 
 # Gradients: the tape, and the gradient rules registered beside the ops' public functions.
-from tfn import autodiff, distribute, experimental, keras, random, saved_model  # noqa: E402,F401  (training, export)
+from tfn import autodiff, experimental, saved_model  # noqa: E402,F401
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
 from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
 from tfn.version import __version__  # noqa: E402,F401
+
+# Submodules loaded on first use: `tfn.keras.layers.Dense`, `from tfn import data`, `import tfn.random` all work.
+_LAZY = ("data", "distribute", "keras", "random")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f"tfn.{name}")  # binds tfn.<name>: __getattr__ is not asked again
+    raise AttributeError(f"module 'tfn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,8 +1,10 @@
 """tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels on MLIR's async runtime.
 
 Upstream passes only: scf-forall-to-parallel, async-parallel-for (option `workers` threads, default: the cores
-available; min-task-size=1: most foralls have exactly one iteration per worker; the convolution's loop over output
-rows has one per row and is cut into blocks of rows by async-parallel-for itself), async-to-async-runtime, the
+available; min-task-size=1: a forall of tfn-parallelize or tfn-pack-matmul has one iteration per task, up to
+`tasks-per-worker` per worker, and async-parallel-for makes each a task of its own (it cuts a loop into at most 8
+blocks per worker with up to 4 workers); the convolution's loop over output rows has one per row and is cut into
+blocks of rows by async-parallel-for itself), async-to-async-runtime, the
 reference-counting passes and convert-async-to-llvm. They run only on modules holding an scf.forall:
 convert-async-to-llvm declares the whole runtime API in every module it sees, and a compiled library that calls
 the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM in a new process.

@@ -1,8 +1,11 @@
-"""tfn-parallelize: split each big static linalg op on tensors into `workers` parts of an scf.forall.
+"""tfn-parallelize: split each big static linalg op on tensors into parallel tasks of an scf.forall.
 
 A linalg.generic, reduce, transpose or broadcast whose iteration space holds at least MIN_WORK points (static loop
-ranges) is tiled with `transform.structured.tile_using_forall` along its first parallel loop of extent >= workers
-(option `workers`, default: the cores available, passes/target.py). After bufferization the forall becomes
+ranges) is tiled with `transform.structured.tile_using_forall` into `tasks` parts along its first parallel loop of
+extent >= tasks: up to `workers` x `tasks-per-worker` tasks (options; defaults: the cores available and 4,
+passes/target.py), fewer when a task would hold less than MIN_TASK_WORK points, never fewer than the workers. More
+tasks than threads balance the load: a thread slowed by another process takes fewer of them. After bufferization
+the forall becomes
 scf.parallel (`scf-forall-to-parallel`) and MLIR's async runtime runs its iterations on the worker threads
 (`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`; the compiled library links
 libmlir_async_runtime.so). Small ops, dynamic shapes, ops already inside an scf.forall and every op when there is
@@ -11,12 +14,13 @@ Matmul and convolution contractions are split by tfn-vectorize-kernels instead (
 """
 from mlir import ir
 
-from tfn.passes.options import WORKERS
+from tfn.passes.options import TASKS_PER_WORKER, WORKERS
 from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
 MIN_WORK = 1 << 16     # iteration points below which a thread hand-off (~5-10 us) costs more than it saves
+MIN_TASK_WORK = 1 << 18  # the fewest iteration points per task when an op is cut into more tasks than workers
 SPLIT_OPS = ("linalg.generic", "linalg.reduce", "linalg.transpose", "linalg.broadcast")
 _ANY = "!transform.any_op"
 
@@ -66,8 +70,16 @@ def loop_space(op):
     return None if shape is None else (shape, [True] * len(shape))
 
 
-def split_dim(op, workers):
-    """The loop to split across `workers` threads for a big linalg op on tensors, or None to leave op alone."""
+def task_count(work, workers, tasks_per_worker):
+    """How many tasks an op of `work` iteration points is cut into: workers x tasks_per_worker at most, none holding
+    less than MIN_TASK_WORK points unless that leaves fewer tasks than workers."""
+    return max(workers, min(workers * tasks_per_worker, work // MIN_TASK_WORK))
+
+
+def split_dim(op, workers, tasks_per_worker=1):
+    """(loop, tasks): the loop to cut into `tasks` parallel parts for a big linalg op on tensors, or None to leave op
+    alone. The first parallel loop of extent >= the task count is cut; when none is that long, the first of extent
+    >= workers is cut into `workers` parts."""
     if "scf.forall" in _ancestor_names(op):
         return None
     space = loop_space(op)
@@ -78,14 +90,18 @@ def split_dim(op, workers):
         work *= r
     if work < MIN_WORK:
         return None
-    return next((d for d, (r, par) in enumerate(zip(*space)) if par and r >= workers), None)
+    for n in (task_count(work, workers, tasks_per_worker), workers):
+        d = next((d for d, (r, par) in enumerate(zip(*space)) if par and r >= n), None)
+        if d is not None:
+            return d, n
+    return None
 
 
-def schedule_text(splits, workers):
-    """A transform module tiling op `tfn.parallel_id = i` with `workers` threads along dim d, per (i, d, n_loops)."""
+def schedule_text(splits):
+    """A transform module tiling op `tfn.parallel_id = i` into n tasks along dim d, per (i, d, n, n_loops)."""
     lines = []
-    for i, d, n in splits:
-        threads = ", ".join(str(workers if k == d else 0) for k in range(n))
+    for i, d, tasks, n in splits:
+        threads = ", ".join(str(tasks if k == d else 0) for k in range(n))
         lines += [match_tagged(f"%op{i}", "tfn.parallel_id", i),
                   f"%t{i}, %f{i} = transform.structured.tile_using_forall %op{i} num_threads [{threads}] "
                   f": ({_ANY}) -> ({_ANY}, {_ANY})"]
@@ -93,21 +109,21 @@ def schedule_text(splits, workers):
 
 
 @register("tfn-parallelize", "Tile big static linalg generic/reduce/transpose/broadcast ops on tensors into an "
-          "scf.forall with one iteration per worker thread (run by MLIR's async runtime after lowering)",
-          options=[WORKERS])
-def parallelize(module_op, workers):
+          "scf.forall of parallel tasks, several per worker thread (run by MLIR's async runtime after lowering)",
+          options=[WORKERS, TASKS_PER_WORKER])
+def parallelize(module_op, workers, tasks_per_worker):
     if workers < 2:
         return
     splits = []
     for op in collect(module_op, lambda op: op.name in SPLIT_OPS):
-        d = split_dim(op, workers)
-        if d is None:
+        found = split_dim(op, workers, tasks_per_worker)
+        if found is None:
             continue
         i = len(splits)
         op.attributes["tfn.parallel_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-        splits.append((i, d, len(loop_space(op)[0])))
+        splits.append((i, *found, len(loop_space(op)[0])))
     if not splits:
         return
-    apply_schedule(module_op, schedule_text(splits, workers))
+    apply_schedule(module_op, schedule_text(splits))
     for op in collect(module_op, lambda op: "tfn.parallel_id" in op.attributes):
         del op.attributes["tfn.parallel_id"]

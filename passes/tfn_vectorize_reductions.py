@@ -7,16 +7,17 @@ the identity) and one tree reduction of the partials, combined with the init ele
 (default: four vector registers' worth, enough independent partial results to hide the add latency). Sums restart
 their partials every BLOCK = 64 x LANES elements and add the block totals, so rounding error grows with
 N / BLOCK + BLOCK / LANES rather than with N (a sequential loop: N). Big static reductions (>= MIN_SPLIT elements)
-are split into an scf.forall with one iteration per worker (option `workers`, default: the cores available; run on
-MLIR's async runtime by tfn-async-parallel): rows are divided among the workers, a full reduction is cut into one
-column range per worker whose partial results are then combined. Reductions over leading
+are split into an scf.forall of `workers` x `tasks-per-worker` tasks (options; defaults: the cores available and 4;
+run on MLIR's async runtime by tfn-async-parallel, which hands each task to whichever thread is free): rows are
+divided among the tasks, a full reduction is cut into one column range per task whose partial results are then
+combined. Reductions over leading
 axes already vectorise (their inner loop is parallel) and are left to tfn-parallelize, as are static rows shorter
 than MIN_ROW and every other element type and combiner.
 """
 from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
-from tfn.passes.options import LANES, WORKERS
+from tfn.passes.options import LANES, TASKS_PER_WORKER, WORKERS
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
@@ -167,11 +168,11 @@ def _worker_range(worker, chunk, total):
     return lo, arith.minui(arith.addi(lo, _index(chunk)), _index(total))
 
 
-def _split_rows(k, x2, out, rows, n, workers):
-    """The rows of x2 [rows, n] (static) divided among `workers` in an scf.forall."""
-    forall = scf.ForallOp([0], [workers], [1], [out])
+def _split_rows(k, x2, out, rows, n, tasks):
+    """The rows of x2 [rows, n] (static) divided among `tasks` iterations of an scf.forall."""
+    forall = scf.ForallOp([0], [tasks], [1], [out])
     with ir.InsertionPoint(forall.body):
-        lo, hi = _worker_range(forall.induction_variables[0], -(-rows // workers), rows)
+        lo, hi = _worker_range(forall.induction_variables[0], -(-rows // tasks), rows)
         size = arith.subi(hi, lo)
         part = k.rows(_slice(x2, lo, size, n), _slice(forall.inner_iter_args[0], lo, size), _index(0), size)
         with ir.InsertionPoint(forall.terminator().block):
@@ -180,11 +181,11 @@ def _split_rows(k, x2, out, rows, n, workers):
     return forall.results[0]
 
 
-def _split_columns(k, x1, n, workers):
-    """The reduction of the static 1-D x1 as one column range per worker in an scf.forall, then combined."""
-    chunk = _round_up(_round_up(n, workers) // workers, k.lanes)  # a whole number of vectors per worker
-    parts = tensor.EmptyOp([workers], ir.F32Type.get()).result
-    forall = scf.ForallOp([0], [workers], [1], [parts])
+def _split_columns(k, x1, n, tasks):
+    """The reduction of the static 1-D x1 as one column range per task of an scf.forall, then combined."""
+    chunk = _round_up(_round_up(n, tasks) // tasks, k.lanes)  # a whole number of vectors per task
+    parts = tensor.EmptyOp([tasks], ir.F32Type.get()).result
+    forall = scf.ForallOp([0], [tasks], [1], [parts])
     with ir.InsertionPoint(forall.body):
         w = forall.induction_variables[0]
         lo, hi = _worker_range(w, chunk, n)
@@ -194,7 +195,7 @@ def _split_columns(k, x1, n, workers):
             tensor.ParallelInsertSliceOp(value, forall.inner_iter_args[0], [w], [], [], [
                 ir.ShapedType.get_dynamic_stride_or_offset()], [1], [1])
     total = tensor.extract(forall.results[0], [_index(0)])
-    for i in range(1, workers):
+    for i in range(1, tasks):
         total = k.combine(total, tensor.extract(forall.results[0], [_index(i)]))
     return total
 
@@ -222,7 +223,7 @@ def _expanded(value, like):
     return tensor.expand_shape(t, value, [list(range(t.rank))], dynamic, list(t.shape))
 
 
-def rewrite(op, lanes, workers):
+def rewrite(op, lanes, workers, tasks_per_worker=1):
     """The vector-loop replacement of a candidate linalg.reduce; returns its result value."""
     x, init = op.operands
     k = _Kernel(_combiner(op), lanes)
@@ -234,23 +235,26 @@ def rewrite(op, lanes, workers):
     big = workers > 1 and total is not None and total >= MIN_SPLIT
     if first == 0:  # full reduction into a 0-d init
         x1 = _collapsed(x, [reduced])
-        value = _split_columns(k, x1, n, workers) if big else k.row(x1, None, tensor.dim(x1, _index(0)))
+        value = (_split_columns(k, x1, n, workers * tasks_per_worker) if big
+                 else k.row(x1, None, tensor.dim(x1, _index(0))))
         return tensor.insert(k.combine(tensor.extract(init, []), value), init, [])
     x2 = _collapsed(x, [list(range(first)), reduced])
     out = _collapsed(init, [list(range(first))])
     rows = _static_product(xshape[:first])
     if big and rows >= workers:
-        result = _split_rows(k, x2, out, rows, n, workers)
+        tasks = workers * tasks_per_worker if rows >= workers * tasks_per_worker else workers
+        result = _split_rows(k, x2, out, rows, n, tasks)
     else:
         result = k.rows(x2, out, _index(0), tensor.dim(x2, _index(0)))
     return _expanded(result, init)
 
 
 @register("tfn-vectorize-reductions", "Rewrite f32 sum/max/min linalg.reduce ops over trailing dims into vector "
-          "loops (split across workers when big and static)", options=[LANES, WORKERS])
-def vectorize_reductions(module_op, lanes, workers):
+          "loops (split into tasks for the workers when big and static)",
+          options=[LANES, WORKERS, TASKS_PER_WORKER])
+def vectorize_reductions(module_op, lanes, workers, tasks_per_worker):
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
-            new = rewrite(op, lanes, workers)
+            new = rewrite(op, lanes, workers, tasks_per_worker)
         op.results[0].replace_all_uses_with(new)
         op.erase()

@@ -62,9 +62,9 @@ def test_pipeline_text_names_every_option_of_the_target():
     _needs("avx2")
     host, avx2 = _host(), target.target_for("avx2")
     text = registry.pipeline_text("tfn-pipeline", host)
-    assert f"tfn-parallelize{{workers={host.cores}}}" in text
+    assert f"tfn-parallelize{{workers={host.cores} tasks-per-worker=4}}" in text
     assert (f"tfn-pack-matmul{{vector-bits={host.vector_bits} vector-registers={host.vector_registers} "
-            f"workers={host.cores}}}") in text
+            f"workers={host.cores} tasks-per-worker=4}}") in text
     assert f"tfn-vectorize-elementwise{{lanes={host.vector_bits // 8}}}" in text
     assert "tfn-lower-to-linalg" not in text  # named pipelines are spelled out
     assert "tfn-pack-matmul{vector-bits=256 vector-registers=16" in registry.pipeline_text("tfn-pipeline", avx2)
@@ -83,28 +83,40 @@ def test_unknown_option_and_bad_value_are_errors():
             registry.pass_manager("tfn-bufferize{lanes=16}")  # a named pipeline takes no options
 
 
-def _kernels(a, b, x, w, v, r):
-    """A matmul, a convolution, a 50-op elementwise chain with exp/tanh, and reductions."""
+def _kernels(a, b, x, w, v, r, ba, bb, rgb, rgb_w, narrow, narrow_w):
+    """A matmul, a convolution, a 50-op elementwise chain with exp/tanh, reductions, a batch matmul, a convolution
+    of a 3-channel (RGB) image and one to 8 filters (panels of one vector)."""
     y = v
     for i in range(25):
         y = tfn.tanh(y * 0.5 + 0.1) if i % 2 else tfn.exp(y * 0.01) - 1.0
     return (tfn.matmul(a, b), tfn.nn.conv2d(x, w, strides=1, padding="VALID"), y,
-            tfn.reduce_sum(r, axis=-1), tfn.reduce_max(r))
+            tfn.reduce_sum(r, axis=-1), tfn.reduce_max(r), tfn.matmul(ba, bb),
+            tfn.nn.conv2d(rgb, rgb_w, strides=1, padding="VALID"), tfn.nn.conv2d(narrow, narrow_w, 2, "SAME"))
 
 
-def _reference(a, b, x, w, v, r):
+def _conv(x, w, stride=1, pads=(0, 0)):
+    """VALID convolution of x padded by pads (before, after) in height and width (TF's SAME pads: _conv(x, w, 2,
+    (0, 1)) for a 3 x 3 filter at stride 2 on an even size)."""
+    x = np.pad(x, [(0, 0), pads, pads, (0, 0)])
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    patches = np.stack([x[:, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride, :]
+                        for i in range(kh) for j in range(kw)], axis=3)
+    return patches.reshape(n, oh, ow, kh * kw * c) @ w.reshape(kh * kw * c, f)
+
+
+def _reference(a, b, x, w, v, r, ba, bb, rgb, rgb_w, narrow, narrow_w):
     y = v.astype(np.float64)
     for i in range(25):
         y = np.tanh(y * 0.5 + 0.1) if i % 2 else np.exp(y * 0.01) - 1.0
-    n, h, wd, c = x.shape
-    kh, kw, _, f = w.shape
-    patches = np.stack([x[:, i:i + h - kh + 1, j:j + wd - kw + 1, :] for i in range(kh) for j in range(kw)], axis=3)
-    conv = patches.reshape(n, h - kh + 1, wd - kw + 1, kh * kw * c) @ w.reshape(kh * kw * c, f)
-    return a @ b, conv, y, r.astype(np.float64).sum(axis=-1), r.max()
+    return (a @ b, _conv(x, w), y, r.astype(np.float64).sum(axis=-1), r.max(), ba @ bb, _conv(rgb, rgb_w),
+            _conv(narrow, narrow_w, 2, (0, 1)))
 
 
 def _arrays():
-    shapes = ((200, 150), (150, 100), (1, 20, 24, 8), (3, 3, 8, 40), (5, 3000), (6, 5000))
+    shapes = ((200, 150), (150, 100), (1, 20, 24, 8), (3, 3, 8, 40), (5, 3000), (6, 5000), (4, 64, 96), (4, 96, 80),
+              (1, 34, 34, 3), (3, 3, 3, 16), (2, 40, 40, 16), (3, 3, 16, 8))
     return [(RNG.random(s, dtype=np.float32) - 0.5) for s in shapes]
 
 
@@ -126,10 +138,10 @@ def _registers(so):
     return found
 
 
-@pytest.mark.parametrize("level", ["avx2", "sse"])
-def test_kernels_generated_for_a_lower_level_match_numpy(monkeypatch, level):
-    """Code for AVX2 (or SSE) on a better host: the schedules follow the level's vectors, and the kernels use no
-    register of the host's wider vectors (checked in the shared object when a disassembler is at hand)."""
+@pytest.mark.parametrize("level", ["avx512", "avx2", "sse"])
+def test_kernels_generated_for_each_level_match_numpy(monkeypatch, level):
+    """Code for AVX-512, AVX2 or SSE (on a host that runs it): the schedules follow the level's vectors, and the
+    kernels use its widest registers and none wider (checked in the shared object when a disassembler is at hand)."""
     _needs(level)
     monkeypatch.setenv("TFN_TARGET_FEATURES", level)
     arrays = _arrays()
@@ -142,9 +154,31 @@ def test_kernels_generated_for_a_lower_level_match_numpy(monkeypatch, level):
     found = _registers(concrete._executable.source)
     if found is None or _host().arch != "x86_64":
         return
-    widest = {"avx2": "ymm", "sse": "xmm"}[level]
+    widest = {"avx512": "zmm", "avx2": "ymm", "sse": "xmm"}[level]
     assert widest in found[concrete.graph.symbol]
-    assert not [name for name, regs in found.items() if regs - {"xmm", "ymm"} or (level == "sse" and "ymm" in regs)]
+    allowed = {"avx512": {"xmm", "ymm", "zmm"}, "avx2": {"xmm", "ymm"}, "sse": {"xmm"}}[level]
+    assert not [name for name, regs in found.items() if regs - allowed]
+
+
+def test_avx2_and_avx512_code_agree(monkeypatch):
+    """The same kernels compiled for AVX2 and for AVX-512 (different register tiles, panels and vector widths) give
+    the same results to float32 rounding, and their IR uses each level's vectors."""
+    _needs("avx512")
+    arrays = _arrays()
+    results, irs = {}, {}
+    for level in ("avx2", "avx512"):
+        monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+        f = tfn.function(_kernels)
+        results[level] = [t.numpy() for t in f(*arrays)]
+        irs[level] = f.get_concrete_function(*arrays).ir("bufferized")
+    for got, want in zip(results["avx2"], results["avx512"]):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    # register tiles MR x 1 panel x NR: 8 x 32 (AVX-512), 6 x 16 (AVX2), and panels of one vector for the
+    # convolution to 8 filters; elementwise chains four registers wide
+    assert "vector<8x1x32xf32>" in irs["avx512"] and "vector<8x1x16xf32>" in irs["avx512"]
+    assert "vector<6x1x16xf32>" in irs["avx2"] and "vector<6x1x8xf32>" in irs["avx2"]
+    assert "x1x32xf32>" not in irs["avx2"]
+    assert "vector<64xf32>" in irs["avx512"] and "vector<64xf32>" not in irs["avx2"]
 
 
 def test_a_cache_entry_built_for_one_target_is_not_loaded_for_another(monkeypatch, tmp_path):

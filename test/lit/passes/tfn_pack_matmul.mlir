@@ -1,5 +1,5 @@
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' | FileCheck %s
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2' | FileCheck %s --check-prefix=AVX2
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1' | FileCheck %s --check-prefix=AVX2
 // RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
 // The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
 // 16 wide (two vectors) and the register tile 6 rows; with one worker nothing is split.
@@ -12,6 +12,13 @@
 // AVX2: tfn.kernel = "contract", tfn.split = array<i64: 0, 8, 0, 0>
 // ONE-NOT: tfn.split
 // ONE-NOT: scf.forall
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' | FileCheck %s --check-prefix=TASKS
+// By default a big contraction is cut into up to 4 tasks per worker, none under 2 * 256**3 flops: 2 * 512**3 flops
+// in 8 tasks of two 32-wide panels each; 2 * 64 * 256 * 128 flops stay at one task per worker.
+// TASKS-LABEL: func.func @matmul_split
+// TASKS: tfn.split = array<i64: 0, 4, 0, 0>
+// TASKS-LABEL: func.func @matmul_tasks
+// TASKS: tfn.split = array<i64: 0, 2, 0, 0>
 
 // A large static f32 matmul: A padded to 104x72 (MR = 8, KR = 4), B padded to 72x160 and packed into 32-wide
 // panels (tile sizes: cache level, then register level), one tagged contraction over the panels, then collapsed and sliced back to 100x130.
@@ -47,6 +54,26 @@ func.func @matmul_split(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tens
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
   %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
   return %2 : tensor<64x256xf32>
+}
+
+func.func @matmul_tasks(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<512x512xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%1 : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %2 : tensor<512x512xf32>
+}
+
+// No more columns than one vector holds (10 <= 16 with 512-bit vectors): panels of one vector, not two.
+// CHECK-LABEL: func.func @narrow
+func.func @narrow(%a: tensor<128x256xf32>, %b: tensor<256x10xf32>) -> tensor<128x10xf32> {
+  // CHECK: linalg.pack {{.*}} inner_tiles = [16] {{.*}} tensor<256x16xf32> -> tensor<1x256x16xf32>
+  // CHECK: tfn.kernel = "contract"{{.*}}tfn.tiles = [array<i64: 128, 1, 256, 0>, array<i64: 8, 1, 4, 0>]
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x10xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x10xf32>) -> tensor<128x10xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x256xf32>, tensor<256x10xf32>) outs(%1 : tensor<128x10xf32>) -> tensor<128x10xf32>
+  return %2 : tensor<128x10xf32>
 }
 
 // A convolution, one output row (n, oh) at a time on the workers: per row a fill, then per filter tap a

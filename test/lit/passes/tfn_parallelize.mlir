@@ -1,11 +1,20 @@
-// RUN: tfn-opt %s --tfn-parallelize=workers=2 | FileCheck %s
-// RUN: tfn-opt %s --tfn-parallelize=workers=4 | FileCheck %s --check-prefix=FOUR
+// RUN: tfn-opt %s '--tfn-parallelize=workers=2 tasks-per-worker=1' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-parallelize=workers=4 tasks-per-worker=1' | FileCheck %s --check-prefix=FOUR
 // RUN: tfn-opt %s -p 'builtin.module(tfn-parallelize{workers=1})' | FileCheck %s --check-prefix=ONE
 // The option `workers` sets the split: four quarters, or with one worker nothing at all.
 // FOUR-LABEL: func.func @big
 // FOUR: scf.forall (%{{.*}}) in (4) shared_outs
 // FOUR: tensor.extract_slice {{.*}} [262144] [1]
 // ONE-NOT: scf.forall
+// RUN: tfn-opt %s --tfn-parallelize=workers=2 | FileCheck %s --check-prefix=TASKS
+// By default each worker gets up to 4 tasks (dynamic load balance), none under 2**18 points unless there would be
+// fewer tasks than workers: 2**20 points in 4 tasks, 512 x 256 in 2 of 256 rows.
+// TASKS-LABEL: func.func @big
+// TASKS: scf.forall (%{{.*}}) in (4) shared_outs
+// TASKS: tensor.extract_slice {{.*}} [262144] [1]
+// TASKS-LABEL: func.func @reductions
+// TASKS: scf.forall (%{{.*}}) in (2) shared_outs
+// TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<256x256xf32>)
 
 
 // A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).

@@ -1,5 +1,5 @@
-// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=64 workers=2' | FileCheck %s
-// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=16 workers=4' | FileCheck %s --check-prefix=OTHER
+// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=64 workers=2 tasks-per-worker=1' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=16 workers=4 tasks-per-worker=1' | FileCheck %s --check-prefix=OTHER
 // 16 lanes: blocks of 64 x 16 elements; four workers: the big reductions are split in four.
 // OTHER-LABEL: func.func @rows_sum
 // OTHER: scf.for {{.*}} step %c1024
@@ -52,6 +52,12 @@ func.func @full_max(%x: tensor<?xf32>, %init: tensor<f32>) -> tensor<f32> {
   return %r : tensor<f32>
 }
 
+// RUN: tfn-opt %s '--tfn-vectorize-reductions=lanes=64 workers=2' | FileCheck %s --check-prefix=TASKS
+// By default 4 tasks per worker: rows and columns in 8 parts, the 8 partial sums combined after the forall.
+// TASKS-LABEL: func.func @big
+// TASKS: scf.forall (%{{.*}}) in (8) shared_outs(%{{.*}} = %arg2) -> (tensor<4096xf32>)
+// TASKS: scf.forall (%{{.*}}) in (8) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<8xf32>)
+// TASKS-COUNT-7: arith.addf
 // 2**24 elements and more are split across the two workers: rows divided in an scf.forall, and a full
 // reduction cut into two column ranges whose partial results are combined after the forall.
 // CHECK-LABEL: func.func @big

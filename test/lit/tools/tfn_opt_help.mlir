@@ -25,8 +25,10 @@
 // OPTS-NEXT: {{^ +}}vector-bits=<uint>{{ +}}width of a vector register in bits {{.*}}[here: {{128|256|512}}]
 // OPTS-NEXT: {{^ +}}vector-registers=<uint>{{ +}}number of vector registers {{.*}}[here: {{16|32}}]
 // OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>{{ +}}parallel tasks per worker thread {{.*}}[here: 4]
 // OPTS: --tfn-parallelize{{ +}}Tile big static linalg
 // OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
 // OPTS-NEXT: --tfn-polynomial-approximation
 // OPTS: --tfn-to-linalg{{ +}}Lower tfn ops to linalg
 // OPTS-NEXT: --tfn-vectorize-elementwise{{ +}}Tile compute-heavy
@@ -34,5 +36,6 @@
 // OPTS: --tfn-vectorize-reductions{{ +}}Rewrite f32 sum
 // OPTS-NEXT: {{^ +}}lanes=<uint>
 // OPTS-NEXT: {{^ +}}workers=<uint>
+// OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
 // OPTS-NEXT: --tfn-verify
 // OPTS: Options go as --<pass>=<name>=<value>
