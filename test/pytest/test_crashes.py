@@ -197,3 +197,21 @@ def test_conv2d_huge_filter_compiles_on_the_generic_path():
     conv = tfn.function(lambda a, b: tfn.nn.conv2d(a, b, 1, "SAME"))
     want = tfn.nn.conv2d(tfn.constant(x), tfn.constant(k), 1, "SAME").numpy()
     np.testing.assert_allclose(conv(tfn.constant(x), tfn.constant(k)).numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+def test_tfn_opt_rejects_a_dense_array_of_index(tmp_path):
+    # MLIR's parser aborts on it (an assertion in Type::getIntOrFloatBitWidth); tfn-opt must report it instead.
+    src = tmp_path / "index_array.mlir"
+    src.write_text('func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+                   '  %0 = "tfn.identity"(%a) {note = "array<index: 2> in a string is text", axis = array<\n'
+                   '    index: 1>} : (tensor<2xf32>) -> tensor<2xf32>\n'
+                   '  return %0 : tensor<2xf32>\n}\n')
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "index_array.mlir:2:81: error: a dense array cannot hold 'index' elements" in done.stderr
+    text = src.read_text().replace("index: 1", "i64: 1")
+    src.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
