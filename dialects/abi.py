@@ -7,7 +7,8 @@ and the frontend that declares callback sites while tracing (frontend/ops/py_fun
 Error channel: a shared object that can report a bad run-time value exports `@tfn_error_flag : memref<i32>` (0, or
 the code of the first error of the current call) and `@tfn_error_detail : memref<8xi64>` (up to DETAIL_LEN
 integers the op's error formatter reads). A positive code k names the k-th op (1-based, pre-order walk) among the
-traced module's tfn ops that may fail; CALLBACK_FAILED is recorded when a callback's handler failed. The runtime
+traced module's tfn ops that may fail; CALLBACK_FAILED is recorded when a callback's handler failed, ALLOC_FAILED
+when a heap allocation failed (the function then returns at once, its results zeroed). The runtime
 reads the flag after each call, resets it to 0 and raises.
 
 Callbacks: compiled code calls `i64 fn(i64 site, i64 args)` through the pointer in the exported global
@@ -25,6 +26,9 @@ ERROR_FLAG = "tfn_error_flag"
 ERROR_DETAIL = "tfn_error_detail"
 DETAIL_LEN = 8
 CALLBACK_FAILED = -1  # the error code a failed callback records (the runtime raises the handler's own error)
+# The error code of a heap allocation that failed or would exceed the machine's memory (passes/tfn_check_allocs.py);
+# details: [the allocation's ordinal among the bufferized module's memref.alloc ops (pre-order), its dims...].
+ALLOC_FAILED = -2
 
 CALLBACK_FN = "tfn_callback_fn"
 CALLBACK_HEADER = 3

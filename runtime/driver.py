@@ -52,7 +52,7 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
             _run_pipeline(lowered.operation, registry.pipeline_text(options.pipeline, on), name or symbol, on)
             artifact, scratch = compiler.build_and_store(lowered, k, level, on)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
+        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol, options, on),
                           handlers=handlers, source=artifact.name)
 
 
@@ -84,9 +84,18 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
         raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 
 
-def _describer(module, symbol):
+def _describer(module, symbol, options, target):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
+    def bufferize():
+        """The module at stage `bufferized` as it was compiled (only tfn-pipeline's stages are known)."""
+        if options.pipeline != "tfn-pipeline":
+            return None
+        lowered = _copy(module)
+        for stage in ("linalg", "bufferized"):
+            registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[stage], target), lowered.operation, target)
+        return lowered
+
     def describe(code, details):
         with module.context:
-            return runtime_errors.describe(module.operation, code, details, symbol)
+            return runtime_errors.describe(module.operation, code, details, symbol, bufferize)
     return describe

@@ -22,11 +22,11 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 from mlir.dialects import func as func_d
 
-from tfn.dialects import optable
-from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.dialects.errors import OpError
+from tfn.dialects import optable, types
+from tfn.dialects.abi import ALLOC_FAILED, CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.errors import OpError, ResourceExhaustedError
 from tfn.dialects.locations import file_location, with_excerpt
-from tfn.passes.walk import tfn_ops
+from tfn.passes.walk import collect, tfn_ops
 
 # OpDef -> format(details: list[int], op: ir.Operation) -> message, or (OpError class, message)
 FORMATTERS = {}
@@ -130,6 +130,12 @@ def report_callback(op, failed):
     _record(op, failed, CALLBACK_FAILED, ())
 
 
+def report_alloc_failure(op, failed, details):
+    """Emit at the current insertion point: if `failed` (i1) and no error is recorded yet, record ALLOC_FAILED
+    with `details` (passes/tfn_check_allocs.py)."""
+    _record(op, failed, ALLOC_FAILED, details)
+
+
 def _record(op, cond, code, details):
     _ensure_globals(op)
     i32 = ir.IntegerType.get_signless(32)
@@ -147,23 +153,53 @@ def _record(op, cond, code, details):
         scf.YieldOp([])
 
 
-def describe(module_op, code, details, function_name=""):
+def describe(module_op, code, details, function_name="", bufferize=None):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
     with the excerpt of the user's code of the failing op; an OpError to raise instead of InvalidArgumentError
-    when the op's formatter names its class."""
+    when the op's formatter names its class. bufferize() -> the module lowered to stage `bufferized` as it was
+    compiled (an ir.Module, to name the op of a failed allocation), or None."""
     # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
     from tfn.passes import tfn_to_linalg  # noqa: F401
 
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"
+    if code == ALLOC_FAILED:
+        return _describe_alloc(module_op, details, function_name, bufferize)
     sites = [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
     op = sites[code - 1]
     message = FORMATTERS[optable.lookup(op.name)](list(details), op)
+    return _with_op(message, op, function_name)
+
+
+def _with_op(message, op, function_name):
+    """The message (or (OpError class, message)) followed by TF's node line for tfn op `op` and the excerpt."""
     cls, message = message if isinstance(message, tuple) else (None, message)
     found = file_location(op.location)
     where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
     text = with_excerpt(f"{message}\n\t [[{node}]] [Op:{function_name}]", found)
     return cls(text) if cls is not None and issubclass(cls, OpError) else text
+
+
+def _describe_alloc(module_op, details, function_name, bufferize):
+    """ResourceExhaustedError for ALLOC_FAILED: details [ordinal, dims...] (tfn-check-allocs: the shape and the tfn
+    op at the allocation's location) or [-1, bytes] (tfn-return-on-failed-alloc: malloc returned null)."""
+    ordinal = details[0] if details else -1
+    if ordinal < 0:
+        size = details[1] if len(details) > 1 else "?"
+        return ResourceExhaustedError(f"OOM when allocating {size} bytes on /device:CPU:0 by allocator cpu "
+                                      f"[Op:{function_name}]")
+    lowered = bufferize() if bufferize is not None else None  # (an ir.Module: kept alive while its ops are read)
+    allocs = collect(lowered.operation, lambda op: op.name == "memref.alloc") if lowered is not None else []
+    alloc = allocs[ordinal] if ordinal < len(allocs) else None
+    rank = ir.MemRefType(alloc.result.type).rank if alloc is not None else len(details) - 1
+    dims = [d if i < DETAIL_LEN - 1 else None for i, d in enumerate((list(details[1:]) + [None] * rank)[:rank])]
+    where = file_location(alloc.location) if alloc is not None else None
+    op = next((t for t in tfn_ops(module_op) if where is not None and file_location(t.location) == where), None)
+    if op is None or not op.results:
+        return ResourceExhaustedError(f"OOM when allocating tensor with shape[{','.join(map(str, dims))}] "
+                                      f"on /device:CPU:0 by allocator cpu [Op:{function_name}]")
+    dtype = types.TensorType.from_mlir(op.results[0].type).dtype
+    return _with_op((ResourceExhaustedError, types.oom_message(dims, dtype)), op, function_name)

@@ -39,6 +39,15 @@ _REPRODUCERS = textwrap.dedent("""
     huge_range = tfn.function(lambda n: tfn.range(n))
     check("compiled_range_huge", lambda: huge_range(tfn.constant(2 ** 40, tfn.int64)), "ResourceExhaustedError")
     check("compiled_range_overflow", lambda: huge_range(tfn.constant(2 ** 62, tfn.int64)), "ResourceExhaustedError")
+    # an allocation sized at run time by two dynamic dims: 2**20 x 2**20 floats (4 TiB), or an int64 overflow
+    outer = tfn.function(lambda a, b: tfn.exp(a[:, None] * b[None, :]) + 1.0,
+                         input_signature=[tfn.TensorSpec([None], tfn.float32)] * 2)
+    check("compiled_outer_huge", lambda: outer(tfn.ones([2 ** 20]), tfn.ones([2 ** 20])), "ResourceExhaustedError")
+    outer64 = tfn.function(lambda a, b: a[:, None, None] * b[None, :, None] * b[None, None, :],
+                           input_signature=[tfn.TensorSpec([None], tfn.int64)] * 2)
+    check("compiled_outer_overflow", lambda: outer64(tfn.ones([2 ** 22], tfn.int64), tfn.ones([2 ** 21], tfn.int64)),
+          "ResourceExhaustedError")
+    print("outer after errors", outer(tfn.ones([2]), tfn.ones([1])).numpy().tolist())
     print("range after errors", huge_range(tfn.constant(3, tfn.int64)).numpy().tolist())
 """)
 
@@ -48,7 +57,8 @@ def test_reproducers_raise_tf_errors_without_a_signal():
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == "range after errors [0, 1, 2]"
-    for line in lines[:-1]:
+    assert lines[-2] == f"outer after errors {[[float(np.float32(np.e) + 1)]] * 2}"
+    for line in lines[:-2]:
         name, got = line.split(" ", 1)
         assert got in ("InvalidArgumentError", "ResourceExhaustedError"), line
 
@@ -74,6 +84,14 @@ def test_huge_run_time_range_names_the_op_and_line():
     with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"
                                                      r"(.|\n)*node Range}} defined at .*test_crashes.py"):
         f(tfn.constant(2 ** 40, tfn.int64))
+
+
+def test_huge_run_time_allocation_names_its_shape_op_and_line():
+    f = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[tfn.TensorSpec([None], tfn.float32)] * 2)
+    with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1048576,2097152\] and "
+                                                     r"type float32(.|\n)*defined at .*test_crashes.py"):
+        f(tfn.ones([2 ** 20]), tfn.ones([2 ** 21]))
+    np.testing.assert_array_equal(f(tfn.ones([2]), tfn.ones([3])).numpy(), np.ones([2, 3]))
 
 
 def test_tfn_opt_rejects_oversized_types(tmp_path):
