@@ -6,8 +6,9 @@ memory (sysconf) records ALLOC_FAILED with details [ordinal, dim 0, dim 1, ...] 
 runtime_errors.describe names the tfn op and the user's line from the ordinal) and replaces the sizes by ones whose
 buffer malloc cannot give (about 2**62 bytes). tfn-return-on-failed-alloc then returns from the function as soon
 as malloc gives null (recording ALLOC_FAILED with the byte count where nothing was recorded yet), so nothing ever
-writes through it. Static sizes were checked when the function was traced. Run on the bufferized module, before scf is lowered (the checks use
-scf.if), first in tfn-lower-to-llvm: the ordinals count the allocations of stage `bufferized`.
+writes through it. Static sizes were checked when the function was traced. Run on the bufferized module, before
+scf is lowered (the checks use scf.if), first in tfn-lower-to-llvm: the ordinals count the allocations of stage
+`bufferized`.
 """
 from mlir import ir
 from mlir.dialects import arith
@@ -77,7 +78,7 @@ def allocations(module_op):
     return collect(module_op, lambda op: op.name == "memref.alloc")
 
 
-@register("tfn-check-allocs", "Record ALLOC_FAILED for a run-time allocation size past memory, and make its malloc fail")
+@register("tfn-check-allocs", "Record ALLOC_FAILED for a run-time allocation size past memory; make its malloc fail")
 def run(module_op):
     for ordinal, alloc in enumerate(allocations(module_op)):
         _check(alloc, ordinal)

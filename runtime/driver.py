@@ -52,8 +52,8 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
             _run_pipeline(lowered.operation, registry.pipeline_text(options.pipeline, on), name or symbol, on)
             artifact, scratch = compiler.build_and_store(lowered, k, level, on)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol, options, on),
-                          handlers=handlers, source=artifact.name)
+        return Executable(artifact.path, symbol, in_types, out_types, scratch,
+                          on_error=_describer(module, symbol, options, on), handlers=handlers, source=artifact.name)
 
 
 def stage_ir(module, stage, name):
