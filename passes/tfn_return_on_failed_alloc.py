@@ -1,12 +1,12 @@
 """tfn-return-on-failed-alloc: a function whose malloc returned null records the error and returns at once.
 
 After every `llvm.call @malloc` / `@aligned_alloc` of a function (the LLVM dialect, after convert-func-to-llvm), a
-null result branches to a new block that records ALLOC_FAILED with details [-1, bytes requested] unless an error
-was recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
+null result branches to a new block that records ALLOC_FAILED with details [-1, bytes requested] unless an error was
+recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
 `llvm.mlir.zero` of the function's result type: nothing writes through the null pointer, and the runtime, which
-reads the error, frees no buffer of a zeroed result descriptor. Buffers allocated before are not freed (an
-out-of-memory error leaks them). Coroutines (the async runtime's parallel bodies, whose frames are allocated with aligned_alloc) are left alone: they cannot
-simply return, and their allocations are the small per-worker tiles.
+reads the error, frees no buffer of a zeroed result descriptor. Buffers allocated before are not freed (an out-of-
+memory error leaks them). Coroutines (the async runtime's parallel bodies, whose frames are allocated with
+aligned_alloc) are left alone: they cannot simply return, and their allocations are the small per-worker tiles.
 """
 from mlir import ir
 from mlir.dialects import llvm
