@@ -59,6 +59,7 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
+    toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)

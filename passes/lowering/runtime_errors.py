@@ -13,7 +13,8 @@ module the runtime compiled (which carries the user's locations; the .so, cached
 does not) to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
 tfn-to-linalg must keep this numbering (e.g. by numbering first).
 
-The flag is per shared object: calls of one compiled function from several threads at once share it.
+The flag and details are per calling thread (tfn-hoist-error-slots, tfn-thread-local-errors): calls of one compiled
+function from several threads at once each see their own errors.
 The artifact cache is keyed by the tfn IR, not by the lowering code: a changed detail layout needs a fresh cache.
 """
 import os

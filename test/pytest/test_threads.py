@@ -77,6 +77,61 @@ def test_threads_call_with_an_empty_cache(tmp_path):
     assert _run(_CALLS, TFN_CACHE_DIR=str(tmp_path / "cache")) == "ok\n"
 
 
+@pytest.mark.parametrize("path", ["fastcall", "ctypes"])
+def test_calls_of_a_function_with_run_time_errors_run_at_once_each_with_its_own_error(path):
+    """The error channel is per thread: thread A's call has recorded an out-of-range index and waits (in a
+    py_function) until thread B's call of the same function has finished; B must neither wait for A nor see A's
+    error, and A must still raise its own. A serialised call path deadlocks here (the waits time out)."""
+    out = _run("""
+        a_recorded, b_done = threading.Event(), threading.Event()
+
+        def pause(flag):
+            if flag.numpy():
+                a_recorded.set()
+                assert b_done.wait(60), "thread B's call waited for thread A's"
+            return flag
+
+        @tfn.function
+        def g(x, i, flag):
+            y = tfn.gather(x, i)
+            tfn.py_function(pause, [flag], tfn.bool)
+            return y
+
+        x = tfn.constant(np.arange(10, dtype=np.float32))
+        g(x, tfn.constant([1]), tfn.constant(False))
+        outcome = {}
+
+        def a():
+            try:
+                g(x, tfn.constant([50]), tfn.constant(True))
+            except tfn.errors.InvalidArgumentError as e:
+                outcome["a"] = str(e).splitlines()[0]
+
+        t = threading.Thread(target=a)
+        t.start()
+        assert a_recorded.wait(60)
+        outcome["b"] = g(x, tfn.constant([3]), tfn.constant(False)).numpy().tolist()
+        b_done.set()
+        t.join()
+        print(outcome["b"], outcome["a"])
+
+        # many threads, mixed good and bad indices, on the function without callbacks (the C trampoline's path)
+        h = tfn.function(lambda x, i: tfn.gather(x, i) * 2.0)
+        def work():
+            rng = np.random.default_rng(threading.get_ident() % 1000)
+            for _ in range(300):
+                k = int(rng.integers(0, 20))
+                try:
+                    got = h(x, tfn.constant([k])).numpy().tolist()
+                    assert k < 10 and got == [2.0 * k], (k, got)
+                except tfn.errors.InvalidArgumentError as e:
+                    assert k >= 10 and f"indices[0] = {k} is not in [0, 10)" in str(e), (k, str(e))
+        in_threads(work)
+        print("ok")
+    """, **({"TFN_FASTCALL": "0"} if path == "ctypes" else {}))
+    assert out == "[3.0] indices[0] = 50 is not in [0, 10)\nok\n"
+
+
 def test_concurrent_first_calls_trace_once():
     out = _run("""
         traces = []
