@@ -255,3 +255,61 @@ def test_copied_variables_have_their_own_lock():
     w.assign_add([1.0, 1.0])
     assert v.numpy().tolist() == [1.0, 2.0] and w.numpy().tolist() == [2.0, 3.0]
     assert w._lock is not v._lock
+
+
+@pytest.mark.parametrize("second", ["h", "k"])
+def test_py_function_tracing_in_a_call_that_holds_a_variable_does_not_deadlock(second):
+    """Thread 1's call of `f` holds v's lock (its update is atomic) and its py_function traces a new function (the
+    trace lock); thread 2 meanwhile traces `h`, which writes v, or makes the first call of `k`, whose initializer
+    writes v. It must not wait for v's lock while it holds the trace lock, or the two threads wait for each other."""
+    out = _run("""
+        import os
+        v = tfn.Variable(0)
+        in_call, tracing = threading.Event(), threading.Event()
+
+        @tfn.function
+        def late(x):
+            return x + 100
+
+        def callback(x):
+            in_call.set()
+            assert tracing.wait(60)  # thread 2 holds the trace lock now
+            return late(x)
+
+        @tfn.function
+        def f(x):
+            v.assign_add(1)
+            return tfn.py_function(callback, [x], tfn.int32)
+
+        @tfn.function
+        def h(x):
+            tracing.set()
+            v.assign_add(10)
+            return x
+
+        made = []
+
+        @tfn.function
+        def k(x):
+            tracing.set()
+            if not made:
+                made.append(tfn.Variable(5))
+            v.assign_add(10)
+            return x + made[0]
+
+        def second():
+            assert in_call.wait(60)
+            out = SECOND(tfn.constant(2)).numpy()
+            print(f"second {out}\\n", end="", flush=True)  # one write: the threads' lines do not interleave
+
+        t1 = threading.Thread(target=lambda: print(f"f {f(tfn.constant(1)).numpy()}\\n", end="", flush=True),
+                              daemon=True)
+        t2 = threading.Thread(target=second, daemon=True)
+        t1.start(); t2.start()
+        t1.join(60); t2.join(60)
+        if t1.is_alive() or t2.is_alive():
+            print("deadlock", flush=True)
+            os._exit(0)
+        print("v", v.numpy())
+    """.replace("SECOND", second))
+    assert sorted(out.splitlines()) == ["f 101", f"second {2 if second == 'h' else 7}", "v 11"]
