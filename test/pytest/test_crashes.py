@@ -1,5 +1,6 @@
 """No signal from user input, and every valid program compiles (issue 13): sizes that overflow int64, allocations
 larger than the machine, Python ints that do not fit their dtype, shapes the kernel schedules do not fit."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -233,3 +234,26 @@ def test_tfn_opt_rejects_a_dense_array_of_index(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_malloc_returning_null_raises_resource_exhausted():
+    """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
+    returns null, the function returns at once and the call raises; the process and the function live on."""
+    program = textwrap.dedent("""
+        import resource, tfn
+        spec = tfn.TensorSpec([None], tfn.float32)
+        f = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[spec, spec])
+        print(f(tfn.ones([2]), tfn.ones([3])).shape)
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        try:
+            f(tfn.ones([2 ** 16]), tfn.ones([2 ** 16]))  # 16 GiB
+        except tfn.errors.ResourceExhaustedError as e:
+            print(str(e).splitlines()[0])
+        print(f(tfn.ones([2]), tfn.ones([2])).numpy().tolist())
+    """)
+    for env in ({}, {"TFN_FASTCALL": "0"}):
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **env})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["(2, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
+                                            "allocator cpu [Op:__inference__lambda_]", "[[1.0, 1.0], [1.0, 1.0]]"]
