@@ -86,16 +86,16 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
 
 def _describer(module, symbol, options, target):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
-    def bufferize():
-        """The module at stage `bufferized` as it was compiled (only tfn-pipeline's stages are known)."""
+    def lower(stage):
+        """The module lowered to `stage` as it was compiled (an ir.Module; only tfn-pipeline's stages are known)."""
         if options.pipeline != "tfn-pipeline":
             return None
         lowered = _copy(module)
-        for stage in ("linalg", "bufferized"):
-            registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[stage], target), lowered.operation, target)
+        for s in STAGES[1:STAGES.index(stage) + 1]:
+            registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[s], target), lowered.operation, target)
         return lowered
 
     def describe(code, details):
         with module.context:
-            return runtime_errors.describe(module.operation, code, details, symbol, bufferize)
+            return runtime_errors.describe(module.operation, code, details, symbol, lower)
     return describe

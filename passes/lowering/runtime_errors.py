@@ -154,18 +154,18 @@ def _record(op, cond, code, details):
         scf.YieldOp([])
 
 
-def describe(module_op, code, details, function_name="", bufferize=None):
+def describe(module_op, code, details, function_name="", lower=None):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
     with the excerpt of the user's code of the failing op; an OpError to raise instead of InvalidArgumentError
-    when the op's formatter names its class. bufferize() -> the module lowered to stage `bufferized` as it was
-    compiled (an ir.Module, to name the op of a failed allocation), or None."""
+    when the op's formatter names its class. lower(stage) -> the module lowered to a stage as it was compiled (an
+    ir.Module, to name the op of a failed allocation), or None."""
     # start-up cost: loads every lowering pattern, which registers its formatter; a cached .so never needs them.
     from tfn.passes import tfn_to_linalg  # noqa: F401
 
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"
     if code == ALLOC_FAILED:
-        return _describe_alloc(module_op, details, function_name, bufferize)
+        return _describe_alloc(module_op, details, function_name, lower)
     sites = [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
@@ -184,23 +184,36 @@ def _with_op(message, op, function_name):
     return cls(text) if cls is not None and issubclass(cls, OpError) else text
 
 
-def _describe_alloc(module_op, details, function_name, bufferize):
-    """ResourceExhaustedError for ALLOC_FAILED: details [ordinal, dims...] (tfn-check-allocs: the shape and the tfn
-    op at the allocation's location) or [-1, bytes] (tfn-return-on-failed-alloc: malloc returned null)."""
-    ordinal = details[0] if details else -1
-    if ordinal < 0:
-        size = details[1] if len(details) > 1 else "?"
-        return ResourceExhaustedError(f"OOM when allocating {size} bytes on /device:CPU:0 by allocator cpu "
-                                      f"[Op:{function_name}]")
-    lowered = bufferize() if bufferize is not None else None  # (an ir.Module: kept alive while its ops are read)
-    allocs = collect(lowered.operation, lambda op: op.name == "memref.alloc") if lowered is not None else []
-    alloc = allocs[ordinal] if ordinal < len(allocs) else None
-    rank = ir.MemRefType(alloc.result.type).rank if alloc is not None else len(details) - 1
-    dims = [d if i < DETAIL_LEN - 1 else None for i, d in enumerate((list(details[1:]) + [None] * rank)[:rank])]
-    where = file_location(alloc.location) if alloc is not None else None
+def _describe_alloc(module_op, details, function_name, lower):
+    """ResourceExhaustedError for ALLOC_FAILED: details [ordinal, dims...] (tfn-check-allocs: the k-th memref.alloc
+    of stage `bufferized`, its shape) or [-1, bytes, k] (tfn-return-on-failed-alloc: the k-th malloc it guards in
+    stage `llvm` returned null). The tfn op at the allocation's location names the node and the user's line."""
+    # start-up cost: the pass that numbers the mallocs (loaded on this error path only).
+    from tfn.passes.tfn_return_on_failed_alloc import guarded_calls
+
+    details = list(details)
+    by_malloc = not details or details[0] < 0
+    stage, ordinal = ("llvm", details[2] if len(details) > 2 else -1) if by_malloc else ("bufferized", details[0])
+    lowered = lower(stage) if lower is not None and ordinal >= 0 else None  # (kept alive while its ops are read)
+    if lowered is None:
+        sites = []
+    elif by_malloc:
+        sites = guarded_calls(lowered.operation)
+    else:
+        sites = collect(lowered.operation, lambda op: op.name == "memref.alloc")
+    site = sites[ordinal] if 0 <= ordinal < len(sites) else None
+    where = file_location(site.location) if site is not None else None
     op = next((t for t in tfn_ops(module_op) if where is not None and file_location(t.location) == where), None)
-    if op is None or not op.results:
-        return ResourceExhaustedError(f"OOM when allocating tensor with shape[{','.join(map(str, dims))}] "
-                                      f"on /device:CPU:0 by allocator cpu [Op:{function_name}]")
-    dtype = types.TensorType.from_mlir(op.results[0].type).dtype
-    return _with_op((ResourceExhaustedError, types.oom_message(dims, dtype)), op, function_name)
+    tt = types.TensorType.from_mlir(op.results[0].type) if op is not None and op.results else None
+    if by_malloc:
+        size = details[1] if len(details) > 1 else "?"
+        message = f"OOM when allocating {size} bytes on /device:CPU:0 by allocator cpu"
+    else:
+        rank = ir.MemRefType(site.result.type).rank if site is not None else len(details) - 1
+        dims = [d if i < DETAIL_LEN - 1 else None for i, d in enumerate((details[1:] + [None] * rank)[:rank])]
+        message = types.oom_message(dims, tt.dtype) if tt is not None else \
+            f"OOM when allocating tensor with shape[{','.join('?' if d is None else str(d) for d in dims)}] " \
+            "on /device:CPU:0 by allocator cpu"
+    if op is None:
+        return ResourceExhaustedError(f"{message} [Op:{function_name}]")
+    return _with_op((ResourceExhaustedError, message), op, function_name)

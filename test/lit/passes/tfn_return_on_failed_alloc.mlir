@@ -13,6 +13,7 @@
 // CHECK: ^[[FAIL]]:
 // CHECK: llvm.mlir.addressof @tfn_error_flag
 // CHECK: llvm.mlir.constant(-2 : i32)
+// CHECK: llvm.mlir.constant(0 : i64) : i64
 // CHECK: llvm.store
 // CHECK: %[[Z:.*]] = llvm.mlir.zero : !llvm.struct<(ptr, i64)>
 // CHECK: llvm.return %[[Z]]
