@@ -4,9 +4,11 @@ The frontend hands over the module it traced (which keeps the user's source loca
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
 import dataclasses
+import threading
 
 from mlir import ir
 
+from tfn.dialects.context import new_context
 from tfn.dialects.errors import CompileError
 from tfn.passes import pipelines, registry
 from tfn.passes import target as target_mod
@@ -32,6 +34,9 @@ class CompileOptions:
 
 
 DEFAULT_OPTIONS = CompileOptions()
+# The context (made on first use) and lock of the lowering that names the op of a failed allocation (_describer).
+_DESCRIBING = threading.Lock()
+_DESCRIBING_CONTEXT = []
 
 
 def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None):
@@ -87,12 +92,19 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
 def _describer(module, symbol, options, target):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
     def lower(stage):
-        """The module lowered to `stage` as it was compiled (an ir.Module; only tfn-pipeline's stages are known)."""
+        """The module lowered to `stage` as it was compiled (an ir.Module; only tfn-pipeline's stages are known), in
+        a private context: the shared one is for the thread that holds the trace lock."""
         if options.pipeline != "tfn-pipeline":
             return None
-        lowered = _copy(module)
-        for s in STAGES[1:STAGES.index(stage) + 1]:
-            registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[s], target), lowered.operation, target)
+        text = module.operation.get_asm(enable_debug_info=True)
+        with _DESCRIBING:
+            if not _DESCRIBING_CONTEXT:
+                _DESCRIBING_CONTEXT.append(new_context())
+            with _DESCRIBING_CONTEXT[0]:
+                lowered = ir.Module.parse(text)
+                for s in STAGES[1:STAGES.index(stage) + 1]:
+                    registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[s], target), lowered.operation,
+                                 target)
         return lowered
 
     def describe(code, details):
