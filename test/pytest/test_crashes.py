@@ -48,6 +48,11 @@ _REPRODUCERS = textwrap.dedent("""
                            input_signature=[tfn.TensorSpec([None], tfn.int64)] * 2)
     check("compiled_outer_overflow", lambda: outer64(tfn.ones([2 ** 22], tfn.int64), tfn.ones([2 ** 21], tfn.int64)),
           "ResourceExhaustedError")
+    check("compiled_zeros_run_time_shape", lambda: tfn.function(tfn.zeros)(tfn.constant([2 ** 40, 2 ** 20])),
+          "ResourceExhaustedError")
+    matmul = tfn.function(tfn.matmul, input_signature=[tfn.TensorSpec([None, None], tfn.float32)] * 2)
+    check("compiled_matmul_huge", lambda: matmul(tfn.ones([2 ** 20, 1]), tfn.ones([1, 2 ** 20])),
+          "ResourceExhaustedError")
     print("outer after errors", outer(tfn.ones([2]), tfn.ones([1])).numpy().tolist())
     print("range after errors", huge_range(tfn.constant(3, tfn.int64)).numpy().tolist())
 """)
