@@ -19,20 +19,31 @@ from tfn.passes.walk import collect
 ALLOCATORS = ("malloc", "aligned_alloc")
 
 
-def _is_coroutine(fn):
-    return bool(collect(fn, lambda op: op.name.startswith("llvm.intr.coro.")))
-
-
 def _callee(op):
     attr = op.attributes["callee"] if "callee" in op.attributes else None
     return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
-def _result_type(fn):
-    """The type fn returns (that of its llvm.return operands), or None when it returns nothing."""
-    for ret in collect(fn, lambda op: op.name == "llvm.return"):
-        return ret.operands[0].type if len(ret.operands) else None
-    return None
+def _is_allocation(op):
+    return op.name == "llvm.call" and _callee(op) in ALLOCATORS
+
+
+def _scan(fn):
+    """(whether fn is a coroutine, its allocator calls in pre-order, the type it returns or None): one walk."""
+    found = {"coroutine": False, "calls": [], "result": None, "returns": False}
+
+    def visit(op):
+        if op.name.startswith("llvm.intr.coro."):
+            found["coroutine"] = True
+        elif _is_allocation(op):
+            found["calls"].append(op)
+        elif op.name == "llvm.return" and not found["returns"]:
+            found["returns"] = True
+            found["result"] = op.operands[0].type if len(op.operands) else None
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found["coroutine"], found["calls"], found["result"]
 
 
 def _ensure_globals(module_op):
@@ -47,60 +58,84 @@ def _ensure_globals(module_op):
         ir.InsertionPoint.at_block_begin(block).insert(ir.Operation.parse(text))
 
 
-def _record(call, ptr, k):
-    """Emit: ALLOC_FAILED with details [-1, bytes, k] unless an error is recorded already."""
+def _failure_block(fn, result_type, loc):
+    """fn's block `^fail(%bytes: i64, %k: i64)`: record ALLOC_FAILED with details [-1, bytes, k] unless an error is
+    recorded already, and return zeros."""
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    flag = llvm.mlir_addressof(ptr, ERROR_FLAG)
-    first = llvm.icmp(llvm.ICmpPredicate.eq, llvm.load(i32, flag), llvm.mlir_constant(ir.IntegerAttr.get(i32, 0)))
-    code = llvm.select(first, llvm.mlir_constant(ir.IntegerAttr.get(i32, ALLOC_FAILED)), llvm.load(i32, flag))
-    llvm.store(code, flag)
-    detail = llvm.mlir_addressof(ptr, ERROR_DETAIL)
-    size = call.operands[len(call.operands) - 1]  # malloc(size), aligned_alloc(alignment, size)
-    for i, v in enumerate((llvm.mlir_constant(ir.IntegerAttr.get(i64, -1)), size,
-                           llvm.mlir_constant(ir.IntegerAttr.get(i64, k)))):
-        slot = llvm.getelementptr(ptr, detail, [], ir.DenseI32ArrayAttr.get([0, i]),
-                                  ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{DETAIL_LEN} x i64>")), 0)
-        old = llvm.load(i64, slot)
-        llvm.store(llvm.select(first, v, old), slot)
-
-
-def _guard(call, result_type, k):
-    """Split call's block after it: null -> a block returning zeros, else the rest of the block."""
-    block = call.operation.block
-    rest = block.create_after()
-    following, seen = [], False
-    for op in block.operations:
-        if seen:
-            following.append(op)
-        seen = seen or op == call.operation
-    for op in following:
-        rest.append(op)
-    fail = rest.create_before()
-    with ir.InsertionPoint(fail), call.location:
-        _record(call, ir.Type.parse("!llvm.ptr"), k)
+    ptr = ir.Type.parse("!llvm.ptr")
+    with loc:
+        block = fn.regions[0].blocks.append(i64, i64)
+    with ir.InsertionPoint(block), loc:
+        flag = llvm.mlir_addressof(ptr, ERROR_FLAG)
+        first = llvm.icmp(llvm.ICmpPredicate.eq, llvm.load(i32, flag), llvm.mlir_constant(ir.IntegerAttr.get(i32, 0)))
+        code = llvm.select(first, llvm.mlir_constant(ir.IntegerAttr.get(i32, ALLOC_FAILED)), llvm.load(i32, flag))
+        llvm.store(code, flag)
+        detail = llvm.mlir_addressof(ptr, ERROR_DETAIL)
+        for i, v in enumerate((llvm.mlir_constant(ir.IntegerAttr.get(i64, -1)), *block.arguments)):
+            slot = llvm.getelementptr(ptr, detail, [], ir.DenseI32ArrayAttr.get([0, i]),
+                                      ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{DETAIL_LEN} x i64>")), 0)
+            llvm.store(llvm.select(first, v, llvm.load(i64, slot)), slot)
         llvm.return_(arg=llvm.mlir_zero(result_type) if result_type is not None else None)
-    with ir.InsertionPoint(block), call.location:
+    return block
+
+
+def _check(call, k, fail, rest):
+    """Emit at the end of call's block: `cond_br (result == null && size != 0), ^fail(size, k), ^rest`; returns the
+    ops emitted."""
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(call.operation.block), call.location:
         null = llvm.mlir_zero(ir.Type.parse("!llvm.ptr"))
-        size = call.operands[len(call.operands) - 1]
+        size = call.operands[len(call.operands) - 1]  # malloc(size), aligned_alloc(alignment, size)
         zero = llvm.mlir_constant(ir.IntegerAttr.get(size.type, 0))
-        failed = llvm.and_(llvm.icmp(llvm.ICmpPredicate.eq, call.results[0], null),
-                           llvm.icmp(llvm.ICmpPredicate.ne, size, zero))  # malloc(0) may give null
-        llvm.cond_br(failed, [], [], fail, rest)
+        is_null = llvm.icmp(llvm.ICmpPredicate.eq, call.results[0], null)
+        nonempty = llvm.icmp(llvm.ICmpPredicate.ne, size, zero)  # malloc(0) may give null
+        failed = llvm.and_(is_null, nonempty)
+        which = llvm.mlir_constant(ir.IntegerAttr.get(i64, k))
+        branch = llvm.cond_br(failed, [size, which], [], fail, rest)
+    return [v.owner for v in (null, zero, is_null, nonempty, failed, which)] + [branch]
+
+
+def _guard_block(block, numbered, fail):
+    """Split `block` after each of its allocator calls (numbered: [(k, call)] in block order), last first, so that
+    each op moves once: the ops after a call go to a new block its null check branches to."""
+    ops = list(block.operations)
+    positions = [i for i, op in enumerate(ops) if _is_allocation(op)]
+    emitted, end = [], len(ops)
+    for i, (k, call) in reversed(list(zip(positions, numbered))):
+        rest = block.create_after()
+        for op in ops[i + 1:end] + emitted:
+            rest.append(op)
+        emitted, end = _check(call, k, fail, rest), i + 1
 
 
 def guarded_calls(module_op):
     """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines."""
     calls = []
     for fn in collect(module_op, lambda op: op.name == "llvm.func"):
-        if fn.regions[0].blocks and not _is_coroutine(fn):
-            calls += collect(fn, lambda op: op.name == "llvm.call" and _callee(op) in ALLOCATORS)
+        if fn.regions[0].blocks:
+            coroutine, found, _ = _scan(fn)
+            calls += [] if coroutine else found
     return calls
 
 
 @register("tfn-return-on-failed-alloc", "Return zeroed results from a function when its malloc returns null")
 def run(module_op):
-    calls = guarded_calls(module_op)
-    for k, call in enumerate(calls):
-        _guard(call, _result_type(call.operation.parent), k)  # (an llvm.func's body is one flat CFG)
-    if calls:
+    k = 0
+    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
+        if not fn.regions[0].blocks:
+            continue
+        coroutine, calls, result_type = _scan(fn)
+        if coroutine or not calls:
+            continue
+        fail = _failure_block(fn, result_type, fn.location)
+        groups = []  # [(block, [(k, call)])] in order
+        for call in calls:
+            block = call.operation.block
+            if not groups or groups[-1][0] != block:
+                groups.append((block, []))
+            groups[-1][1].append((k, call))
+            k += 1
+        for block, numbered in groups:
+            _guard_block(block, numbered, fail)
+    if k:
         _ensure_globals(module_op)

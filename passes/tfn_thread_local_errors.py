@@ -6,7 +6,7 @@ thread's copies: the runtime asks for them on the thread that makes the call, an
 In the JIT's object code this is emulated TLS (`__emutls_get_address`, libgcc_s: runtime/toolchain.py). Worker threads
 of a parallel kernel write the caller's copies: tfn-hoist-error-slots took every address of the channel once, at
 the entry of the function the caller runs, before the parallel bodies were outlined. A module without an error
-channel is left alone.
+channel (or one made thread-local already) is left alone.
 """
 from mlir import ir
 from mlir.dialects import llvm
@@ -18,7 +18,7 @@ from tfn.passes.registry import register
 @register("tfn-thread-local-errors", "Make the error channel thread-local; export functions giving its addresses")
 def run(module_op):
     table = ir.SymbolTable(module_op)
-    if ERROR_FLAG not in table:
+    if ERROR_FLAG not in table or SLOT_FUNCTIONS[ERROR_FLAG] in table:  # no channel, or done already
         return
     block = module_op.regions[0].blocks[0]
     ptr = ir.Type.parse("!llvm.ptr")
