@@ -23,8 +23,8 @@ LOWER_TO_LLVM = (
     "convert-vector-to-scf", "convert-linalg-to-loops", "lower-affine", "convert-scf-to-cf",
     "expand-strided-metadata", "lower-affine", "convert-vector-to-llvm", "finalize-memref-to-llvm",
     "convert-math-to-llvm", "convert-math-to-libm", "convert-arith-to-llvm", "convert-cf-to-llvm",
-    "convert-ub-to-llvm", "convert-func-to-llvm", "convert-index-to-llvm", "tfn-lower-mpi",
-    "reconcile-unrealized-casts",
+    "convert-ub-to-llvm", "convert-func-to-llvm", "tfn-return-on-failed-alloc", "tfn-thread-local-errors",
+    "convert-index-to-llvm", "tfn-lower-mpi", "reconcile-unrealized-casts",
 )
 
 # Elementwise fusion before bufferization is also what keeps compile time linear: one-shot-bufferize on a
@@ -37,9 +37,9 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
-        "tfn-expand-strided-copies", "tfn-lower-vector-ops", "tfn-polynomial-approximation", "tfn-div-by-constant",
-        "math-expand-ops{ops=tanh}",
-        "tfn-async-parallel", *LOWER_TO_LLVM)
+        "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-hoist-error-slots", "tfn-lower-vector-ops",
+        "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}", "tfn-async-parallel",
+        *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
         "tfn-lower-to-linalg", "tfn-bufferize", "tfn-lower-to-llvm")
 

@@ -14,8 +14,10 @@ def _types_of(op):
         for block in region.blocks:
             types += [a.type for a in block.arguments]
     if "function_type" in op.attributes:
-        ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-        types += list(ftype.inputs) + list(ftype.results)
+        ftype = ir.TypeAttr(op.attributes["function_type"]).value
+        if isinstance(ftype, ir.FunctionType):  # (llvm.func's !llvm.func type holds only LLVM types)
+            ftype = ir.FunctionType(ftype)
+            types += list(ftype.inputs) + list(ftype.results)
     return types
 
 

@@ -2,9 +2,10 @@
 
    A Plan holds what runtime/executable.py packs once per executable: the packed entry point
    `_mlir__mlir_ciface_<name>(void **args)`, each input's dtype and static dims, each result's dtype and rank,
-   and the address of the run-time error flag. plan.call(values[, positions]) builds the memref descriptors
-   on the C stack (so concurrent and re-entrant calls never share them), runs the function without the GIL
-   and wraps each result buffer as a NumPy array that owns it through an _Owner (no copy). */
+   and the functions giving the calling thread's run-time error channel (dialects/abi.py SLOT_FUNCTIONS).
+   plan.call(values[, positions]) builds the memref descriptors on the C stack (so concurrent and re-entrant calls
+   never share them), runs the function without the GIL, reads the error channel on the same thread, and wraps each
+   result buffer as a NumPy array that owns it through an _Owner (no copy). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -19,6 +20,9 @@
 
 #define GLOBAL_SENTINEL ((void *)0xDEADBEEF) /* memref.get_global's `allocated`: a constant, never freed */
 #define STACK_WORDS 512
+#define MAX_DETAILS 16
+
+typedef void *(*slot_fn)(void);
 
 typedef void (*packed_fn)(void **);
 
@@ -50,9 +54,9 @@ typedef struct {
   int64_t **in_dims; /* per input: its static dims, -1 where dynamic */
   PyArray_Descr **in_descr, **out_descr;
   Py_ssize_t words; /* int64 words of all result and input descriptors */
-  volatile int32_t *flag;
-  PyThread_type_lock lock; /* with a flag: calls run one at a time, the flag being one per library */
-  PyObject *on_error;
+  slot_fn flag_slot, detail_slot; /* the calling thread's error flag (int32) and details (int64[n_details]) */
+  Py_ssize_t n_details;
+  PyObject *on_error; /* on_error(code, details) raises the error */
 } Plan;
 
 static PyObject *value_name; /* "_value": a tfn.Tensor's array */
@@ -81,15 +85,17 @@ static void plan_dealloc(Plan *p) {
   PyMem_Free(p->in_descr);
   PyMem_Free(p->out_descr);
   Py_CLEAR(p->on_error);
-  if (p->lock) PyThread_free_lock(p->lock);
   Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
-/* Plan(fn_address, ((dtype, dims), ...), ((dtype, rank), ...), flag_address, on_error) */
+/* Plan(fn_address, ((dtype, dims), ...), ((dtype, rank), ...), flag_slot_address, detail_slot_address,
+        n_details, on_error); slot addresses 0: the function reports no errors */
 static int plan_init(Plan *p, PyObject *args, PyObject *Py_UNUSED(kw)) {
-  unsigned long long fn, flag;
+  unsigned long long fn, flag_slot, detail_slot;
+  Py_ssize_t n_details;
   PyObject *ins, *outs, *on_error;
-  if (!PyArg_ParseTuple(args, "KO!O!KO", &fn, &PyTuple_Type, &ins, &PyTuple_Type, &outs, &flag, &on_error))
+  if (!PyArg_ParseTuple(args, "KO!O!KKnO", &fn, &PyTuple_Type, &ins, &PyTuple_Type, &outs, &flag_slot, &detail_slot,
+                        &n_details, &on_error))
     return -1;
   if (p->in_rank) {
     PyErr_SetString(PyExc_TypeError, "Plan is already initialized");
@@ -99,12 +105,14 @@ static int plan_init(Plan *p, PyObject *args, PyObject *Py_UNUSED(kw)) {
     PyErr_SetString(PyExc_ValueError, "Plan: null function address");
     return -1;
   }
-  p->fn = (packed_fn)(uintptr_t)fn;
-  p->flag = (volatile int32_t *)(uintptr_t)flag;
-  if (p->flag && !(p->lock = PyThread_allocate_lock())) {
-    PyErr_NoMemory();
+  if (n_details < 0 || n_details > MAX_DETAILS || !flag_slot != !detail_slot) {
+    PyErr_SetString(PyExc_ValueError, "Plan: bad error channel");
     return -1;
   }
+  p->fn = (packed_fn)(uintptr_t)fn;
+  p->flag_slot = (slot_fn)(uintptr_t)flag_slot;
+  p->detail_slot = (slot_fn)(uintptr_t)detail_slot;
+  p->n_details = n_details;
   Py_INCREF(on_error);
   Py_XSETREF(p->on_error, on_error);
   p->n_in = PyTuple_GET_SIZE(ins);
@@ -322,17 +330,33 @@ static PyObject *plan_call(Plan *p, PyObject *const *args, Py_ssize_t nargs) {
   for (Py_ssize_t i = 0; i < k; i++) argv[i] = &slots[i];
   result = PyList_New(p->n_out); /* before the call: afterwards every result must find an owner */
   if (!result) goto done;
-  /* The descriptors live on this call's stack: other threads may call the same plan meanwhile. The error flag
-     is the library's one global, so a function that has one runs one call at a time, from before the call until
-     on_error has read and reset the flag (the lock is taken without the GIL: on_error needs it). */
+  /* The descriptors live on this call's stack and the error channel is the calling thread's: other threads may
+     call the same plan meanwhile. A call nested in this thread's call (a py_function calling back into compiled
+     code) finds the outer call's channel cleared and leaves it as it found it. */
+  int32_t code = 0;
+  int64_t details[MAX_DETAILS];
   Py_BEGIN_ALLOW_THREADS
-  if (p->lock) PyThread_acquire_lock(p->lock, WAIT_LOCK);
+  int32_t *flag = p->flag_slot ? (int32_t *)p->flag_slot() : NULL;
+  int64_t *detail = flag ? (int64_t *)p->detail_slot() : NULL;
+  int32_t saved = 0;
+  int64_t saved_details[MAX_DETAILS];
+  if (flag) {
+    saved = *flag;
+    memcpy(saved_details, detail, p->n_details * sizeof(int64_t));
+    *flag = 0;
+  }
   p->fn(argv);
+  if (flag) {
+    code = *flag;
+    memcpy(details, detail, p->n_details * sizeof(int64_t));
+    *flag = saved;
+    memcpy(detail, saved_details, p->n_details * sizeof(int64_t));
+  }
   Py_END_ALLOW_THREADS
 
   Py_ssize_t n_seen = 0;
   int64_t *d = results;
-  int failed = 0;
+  int failed = code != 0; /* a run-time error: drop (free) every result, then let on_error raise */
   for (Py_ssize_t i = 0; i < p->n_out; i++) {
     if (failed) {
       drop_result(p, d, inputs, seen, &n_seen);
@@ -344,16 +368,20 @@ static PyObject *plan_call(Plan *p, PyObject *const *args, Py_ssize_t nargs) {
     d += 3 + 2 * p->out_rank[i];
   }
   if (failed) Py_CLEAR(result);
-  if (p->flag && *p->flag) { /* a run-time error: drop (free) the results and let on_error raise */
-    Py_CLEAR(result);
-    PyErr_Clear();
-    PyObject *r = p->on_error ? PyObject_CallNoArgs(p->on_error) : Py_NewRef(Py_None);
+  if (code) {
+    PyObject *r = NULL, *info = PyTuple_New(p->n_details);
+    for (Py_ssize_t i = 0; info && i < p->n_details; i++) {
+      PyObject *v = PyLong_FromLongLong(details[i]);
+      if (!v) Py_CLEAR(info);
+      else PyTuple_SET_ITEM(info, i, v);
+    }
+    if (info) r = p->on_error ? PyObject_CallFunction(p->on_error, "iO", (int)code, info) : Py_NewRef(Py_None);
+    Py_XDECREF(info);
     if (r) {
       Py_DECREF(r);
       PyErr_SetString(PyExc_RuntimeError, "the compiled function reported a run-time error");
     }
   }
-  if (p->lock) PyThread_release_lock(p->lock);
 done:
   for (Py_ssize_t i = 0; i < p->n_in; i++) Py_XDECREF(held[i]);
   if (words != stack) PyMem_Free(words);

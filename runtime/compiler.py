@@ -88,6 +88,7 @@ def _generate_object(llvm_module, opt_level, target):
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
+    toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         if _uses_mpi(declared):  # the engine resolves every symbol: MPI's from the library mpi4py loaded

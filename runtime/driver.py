@@ -5,9 +5,11 @@ needs to call it; everything between, and the message of a run-time error the co
 """
 import dataclasses
 import shutil
+import threading
 
 from mlir import ir
 
+from tfn.dialects.context import new_context
 from tfn.dialects.errors import CompileError
 from tfn.passes import pipelines, registry
 from tfn.passes import target as target_mod
@@ -34,6 +36,9 @@ class CompileOptions:
 
 
 DEFAULT_OPTIONS = CompileOptions()
+# The context (made on first use) and lock of the lowering that names the op of a failed allocation (error_describer).
+_DESCRIBING = threading.Lock()
+_DESCRIBING_CONTEXT = []
 
 
 def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None):
@@ -44,7 +49,7 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         artifact, scratch = _artifact(module, options, symbol, name)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
         return Executable(artifact.path, symbol, in_types, out_types, scratch,
-                          on_error=error_describer(module, symbol), handlers=handlers, source=artifact.name)
+                          on_error=error_describer(module, symbol, options), handlers=handlers, source=artifact.name)
 
 
 def native_code(module, options=DEFAULT_OPTIONS, *, symbol, name=None):
@@ -122,9 +127,27 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
         raise CompileError(f"compiling '{fname}' failed in {pipeline}:\n{e}") from None
 
 
-def error_describer(module, symbol):
+def error_describer(module, symbol, options=DEFAULT_OPTIONS):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
+    target = target_mod.current() if options.target is None else options.target
+
+    def lower(stage):
+        """The module lowered to `stage` as it was compiled (an ir.Module; only tfn-pipeline's stages are known), in
+        a private context: the shared one is for the thread that holds the trace lock."""
+        if options.pipeline != "tfn-pipeline":
+            return None
+        text = module.operation.get_asm(enable_debug_info=True)
+        with _DESCRIBING:
+            if not _DESCRIBING_CONTEXT:
+                _DESCRIBING_CONTEXT.append(new_context())
+            with _DESCRIBING_CONTEXT[0]:
+                lowered = ir.Module.parse(text)
+                for s in STAGES[1:STAGES.index(stage) + 1]:
+                    registry.run(registry.pipeline_text(pipelines.STAGE_PIPELINES[s], target), lowered.operation,
+                                 target)
+        return lowered
+
     def describe(code, details):
         with module.context:
-            return runtime_errors.describe(module.operation, code, details, symbol)
+            return runtime_errors.describe(module.operation, code, details, symbol, lower)
     return describe

@@ -5,10 +5,9 @@ per argument — {allocated, aligned, offset, sizes[r], strides[r]} — and fill
 descriptors. Inputs are passed without copying; each result is a fresh malloc that the NumPy array
 wrapping it owns and frees exactly once.
 
-Threads may call one Executable at once: each call builds its own descriptors, and a library with a run-time
-error flag (one global per library) runs one call at a time until the flag is read and reset.
+Threads may call one Executable at once: each call builds its own descriptors, and the run-time error channel is
+thread-local (passes/tfn_thread_local_errors.py): a call reads and resets its own thread's copy.
 """
-import contextlib
 import ctypes
 import functools
 import shutil
@@ -16,9 +15,9 @@ import threading
 
 import numpy as np
 
-from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
-from tfn.runtime import callbacks, fastcall
+from tfn.runtime import callbacks, fastcall, toolchain
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -56,14 +55,14 @@ class Executable:
     """One compiled function: `__call__(arrays) -> list[np.ndarray]`."""
 
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
+        toolchain.load_tls_runtime()  # binds the error channel's emulated TLS (a lean-linked .so leaves it open)
         self.lib = ctypes.CDLL(so_path)
         self.source = source or so_path  # the file the code came from (its cache entry; so_path may be a link)
-        # The run-time error channel (dialects/abi.py); on_error(code, details) -> message.
-        self._error_flag = _exported(self.lib, ERROR_FLAG, ctypes.c_int32)
-        self._error_detail = _exported(self.lib, ERROR_DETAIL, ctypes.c_int64 * DETAIL_LEN)
+        # The run-time error channel (dialects/abi.py): functions giving the calling thread's flag and details, or
+        # None; on_error(code, details) -> message.
+        self._slots = _slot_functions(self.lib)
         self._on_error = on_error
-        # Reentrant: a py_function run by this call may call the same function again on this thread.
-        self._serial = threading.RLock() if self._error_flag is not None else contextlib.nullcontext()
+        self._adopting = threading.Lock()
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped
         self.in_types = list(in_types)
@@ -84,7 +83,7 @@ class Executable:
                                                   string_inputs=strings[0], string_outputs=strings[1])
         self._name = name
         self.plan = None if self.framed else _make_plan(self.lib, name, self.in_types, self.out_types,
-                                                        self._error_flag, self._plan_error)
+                                                        self._slots, self._plan_error)
         # No plan yet while the trampoline compiles in the background: switch to it once it is there.
         self._plan_pending = self.plan is None and not self.framed and not fastcall.settled()
         self.call = self.plan.call if self.plan is not None else self._call_values
@@ -102,11 +101,9 @@ class Executable:
         self._plan_pending = ext is None and not fastcall.settled()
         if ext is None:
             return
-        # Calls move to the plan, whose own lock guards the error flag, only while no ctypes call is in flight (a
-        # ctypes call re-checks for the plan under the same lock): the two paths never share the flag at once.
-        with self._serial:
+        with self._adopting:  # one plan, however many threads find the extension at once
             if self.plan is None:
-                self.plan = _make_plan(self.lib, self._name, self.in_types, self.out_types, self._error_flag,
+                self.plan = _make_plan(self.lib, self._name, self.in_types, self.out_types, self._slots,
                                        self._plan_error)
 
     def _call_values(self, values, positions=None):
@@ -119,9 +116,9 @@ class Executable:
             values = [values[i] for i in positions]
         return self._call_ctypes([v if type(v) is np.ndarray else v._value for v in values])
 
-    def _plan_error(self):
-        """Called by the C trampoline when the error flag is set (it freed the results itself): raise."""
-        self._raise_error(None)
+    def _plan_error(self, code, details):
+        """Called by the C trampoline after a call that reported an error (it freed the results itself): raise."""
+        self._raise_error(code, details)
 
     def _call_ctypes(self, arrays):
         """One call on the ctypes path; its descriptors are its own (other threads may be calling too)."""
@@ -137,20 +134,35 @@ class Executable:
             inputs[p] = a
         results = self._results_type() if self._results_type is not None else None
         addrs = [ctypes.addressof(d) for d in ([results] if results is not None else []) + descs]
-        with self._serial:
-            if self.plan is not None:  # adopted by another thread meanwhile (_adopt_plan)
-                return self.plan.call(arrays)
+        if self._slots is None:
             self._fn(*addrs)
-            if self._error_flag is not None and self._error_flag.value:
-                self._raise_error(inputs, results)
+            return self._collect(inputs, results)
+        # This thread's error channel (the foreign calls below run on it); a call nested in another call of this
+        # thread (from a py_function) leaves the outer call's channel as it found it.
+        flag = ctypes.c_int32.from_address(self._slots[0]())
+        detail = (ctypes.c_int64 * DETAIL_LEN).from_address(self._slots[1]())
+        saved = flag.value, list(detail)
+        flag.value = 0
+        self._fn(*addrs)
+        code, details = flag.value, list(detail)
+        flag.value, detail[:] = saved
+        if code:
+            self._drop(inputs, results)
+            self._raise_error(code, details)
         return self._collect(inputs, results)
 
-    def _raise_error(self, inputs, results=None):
-        """Reset the error flag, free this call's results and raise the InvalidArgumentError its code names."""
-        code, self._error_flag.value = self._error_flag.value, 0
-        details = list(self._error_detail) if self._error_detail is not None else []
-        if inputs is not None:  # the ctypes path: wrap the results to drop them (the owners free the buffers)
-            self._collect(inputs, results)
+    def _drop(self, inputs, results):
+        """Free this call's result buffers without reading them (a failed call's results may be zeroed)."""
+        owners = set()
+        for i in range(len(self._out_np)):
+            d = getattr(results, f"r{i}")
+            if d.allocated and d.allocated != _GLOBAL_SENTINEL and d.allocated not in inputs and \
+                    d.allocated not in owners:
+                owners.add(d.allocated)
+                _free(d.allocated)
+
+    def _raise_error(self, code, details):
+        """Raise the InvalidArgumentError (or the OpError) that error `code` with `details` names."""
         message = self._on_error(code, details) if self._on_error else f"run-time error (code {code})"
         raise message if isinstance(message, OpError) else InvalidArgumentError(message)
 
@@ -180,7 +192,7 @@ class Executable:
         return np.asarray(owner)
 
 
-def _make_plan(lib, name, in_types, out_types, error_flag, on_error):
+def _make_plan(lib, name, in_types, out_types, slots, on_error):
     """The C trampoline's Plan for this library's function, or None (no extension: the ctypes path)."""
     ext = fastcall.module()
     if ext is None:
@@ -189,18 +201,21 @@ def _make_plan(lib, name, in_types, out_types, error_flag, on_error):
         packed = ctypes.cast(getattr(lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
     except AttributeError:
         return None
-    flag = ctypes.addressof(error_flag) if error_flag is not None else 0
+    flag_slot, detail_slot = (ctypes.cast(f, ctypes.c_void_p).value for f in slots) if slots else (0, 0)
     ins = tuple((t.dtype.np, tuple(-1 if d is None else d for d in t.shape)) for t in in_types)
     outs = tuple((t.dtype.np, t.rank) for t in out_types)
-    return ext.Plan(packed, ins, outs, flag, on_error)
+    return ext.Plan(packed, ins, outs, flag_slot, detail_slot, DETAIL_LEN, on_error)
 
 
-def _exported(lib, name, ctype):
-    """The variable a loaded library exports as `name`, or None."""
+def _slot_functions(lib):
+    """(flag slot, detail slot): the library's functions giving the calling thread's error channel, or None."""
     try:
-        return ctype.in_dll(lib, name)
-    except ValueError:
+        found = tuple(getattr(lib, SLOT_FUNCTIONS[name]) for name in (ERROR_FLAG, ERROR_DETAIL))
+    except AttributeError:
         return None
+    for f in found:
+        f.restype, f.argtypes = ctypes.c_void_p, []
+    return found
 
 
 def _fill_shape(desc, shape):

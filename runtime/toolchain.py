@@ -29,6 +29,21 @@ def load_async_runtime():
     return ctypes.CDLL(ASYNC_RUNTIME, mode=os.RTLD_GLOBAL)
 
 
+def load_tls_runtime():
+    """Load libgcc_s (`__emutls_get_address`) into the process's global symbol scope, once: the thread-local error
+    channel (passes/tfn_thread_local_errors.py) is emulated TLS in the JIT's code, and the lean link leaves the
+    symbol to the process."""
+    if "tls" not in _LOADED:
+        try:
+            _LOADED["tls"] = ctypes.CDLL("libgcc_s.so.1", mode=os.RTLD_GLOBAL)
+        except OSError:
+            _LOADED["tls"] = None
+    return _LOADED["tls"]
+
+
+_LOADED = {}
+
+
 def _source_files():
     """(name relative to its package, path) of each .py file of the dialect and its passes, in a fixed order."""
     out = []

@@ -196,13 +196,19 @@ class Variable(TensorBase):
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         """Add `delta` to the value (atomically); returns the new value."""
-        with self._lock:
+        with self._eager_lock():
             return self.assign(self.value() + self._delta(delta), read_value=read_value)
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         """Subtract `delta` from the value (atomically); returns the new value."""
-        with self._lock:
+        with self._eager_lock():
             return self.assign(self.value() - self._delta(delta), read_value=read_value)
+
+    def _eager_lock(self):
+        """The variable's lock when the update runs eagerly; none while tracing, where the update is symbolic (the
+        call of the trace takes the lock) and the tracing thread, holding the trace lock, must not wait for a call
+        that holds this lock and whose py_function is waiting to trace."""
+        return self._lock if graph_mod.current() is None else contextlib.nullcontext()
 
     def _delta(self, delta):
         try:

@@ -1,5 +1,6 @@
 """A ConcreteFunction: one trace of a `tfn.function` for one FunctionType, compiled through MLIR, and its calls."""
 import inspect
+import threading
 
 import numpy as np
 from mlir import ir
@@ -72,6 +73,9 @@ class ConcreteFunction:
         self._writebacks = list(graph.writebacks)
         self._user_dtypes = self._out_dtypes[:len(self._out_dtypes) - len(self._writebacks)]
         self._initializer = None
+        # One thread runs the initializer. Not under the trace lock: it writes variables, whose locks a call may
+        # hold while its py_function waits for the trace lock.
+        self._initializing = threading.Lock()
         self._function = None  # the PolymorphicFunction that traced it (its backward function traces from it)
         self._state_lock = variables.StateLock(graph)  # held by a call: its variable updates are atomic
 
@@ -124,7 +128,7 @@ class ConcreteFunction:
     def _call_stateful(self, arrays):
         """Run with the captured values after the arguments; write the extra results back into their variables."""
         if self._initializer is not None:
-            with TRACE_LOCK:  # one thread runs the initializer; the others wait for it, then run this trace
+            with self._initializing:  # one thread runs the initializer; the others wait for it, then run this trace
                 init = self._initializer
                 if init is not None:
                     results = init._call_flat(arrays)

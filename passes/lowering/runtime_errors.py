@@ -13,7 +13,8 @@ module the runtime compiled (which carries the user's locations; the .so, cached
 does not) to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
 tfn-to-linalg must keep this numbering (e.g. by numbering first).
 
-The flag is per shared object: calls of one compiled function from several threads at once share it.
+The flag and details are per calling thread (tfn-hoist-error-slots, tfn-thread-local-errors): calls of one compiled
+function from several threads at once each see their own errors.
 The artifact cache is keyed by the tfn IR, not by the lowering code: a changed detail layout needs a fresh cache.
 """
 import os
@@ -22,11 +23,11 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 from mlir.dialects import func as func_d
 
-from tfn.dialects import optable
-from tfn.dialects.abi import CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.dialects.errors import OpError
+from tfn.dialects import optable, types
+from tfn.dialects.abi import ALLOC_FAILED, CALLBACK_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.dialects.errors import OpError, ResourceExhaustedError
 from tfn.dialects.locations import file_location, with_excerpt
-from tfn.passes.walk import tfn_ops
+from tfn.passes.walk import collect, tfn_ops
 
 # OpDef -> format(details: list[int], op: ir.Operation) -> message, or (OpError class, message)
 FORMATTERS = {}
@@ -130,6 +131,12 @@ def report_callback(op, failed):
     _record(op, failed, CALLBACK_FAILED, ())
 
 
+def report_alloc_failure(op, failed, details):
+    """Emit at the current insertion point: if `failed` (i1) and no error is recorded yet, record ALLOC_FAILED
+    with `details` (passes/tfn_check_allocs.py)."""
+    _record(op, failed, ALLOC_FAILED, details)
+
+
 def _record(op, cond, code, details):
     _ensure_globals(op)
     i32 = ir.IntegerType.get_signless(32)
@@ -155,12 +162,15 @@ def error_sites(module_op):
     return [op for op in tfn_ops(module_op) if optable.lookup(op.name) in FORMATTERS]
 
 
-def describe(module_op, code, details, function_name=""):
+def describe(module_op, code, details, function_name="", lower=None):
     """The message of error `code` raised by the compiled form of `module_op` (the traced tfn module), ending
     with the excerpt of the user's code of the failing op; an OpError to raise instead of InvalidArgumentError
-    when the op's formatter names its class."""
+    when the op's formatter names its class. lower(stage) -> the module lowered to a stage as it was compiled (an
+    ir.Module, to name the op of a failed allocation), or None."""
     if code == CALLBACK_FAILED:
         return f"a Python callback of compiled function '{function_name}' failed outside of a call"
+    if code == ALLOC_FAILED:
+        return _describe_alloc(module_op, details, function_name, lower)
     sites = error_sites(module_op)
     if not 1 <= code <= len(sites):
         return f"compiled function '{function_name}' reported an unknown run-time error (code {code})"
@@ -170,9 +180,49 @@ def describe(module_op, code, details, function_name=""):
 def describe_op(op, details, function_name=""):
     """The message (or OpError) of a run-time error that failing `op` of a traced module reported with `details`."""
     message = FORMATTERS[optable.lookup(op.name)](list(details), op)
+    return _with_op(message, op, function_name)
+
+
+def _with_op(message, op, function_name):
+    """The message (or (OpError class, message)) followed by TF's node line for tfn op `op` and the excerpt."""
     cls, message = message if isinstance(message, tuple) else (None, message)
     found = file_location(op.location)
     where = f"{found[0]}:{found[1]}" if found else None
     node = f"{{{{node {optable.lookup(op.name).tf_name}}}}}" + (f" defined at {where}" if where else "")
     text = with_excerpt(f"{message}\n\t [[{node}]] [Op:{function_name}]", found)
     return cls(text) if cls is not None and issubclass(cls, OpError) else text
+
+
+def _describe_alloc(module_op, details, function_name, lower):
+    """ResourceExhaustedError for ALLOC_FAILED: details [ordinal, dims...] (tfn-check-allocs: the k-th memref.alloc
+    of stage `bufferized`, its shape) or [-1, bytes, k] (tfn-return-on-failed-alloc: the k-th malloc it guards in
+    stage `llvm` returned null). The tfn op at the allocation's location names the node and the user's line."""
+    # start-up cost: the pass that numbers the mallocs (loaded on this error path only).
+    from tfn.passes.tfn_return_on_failed_alloc import guarded_calls
+
+    details = list(details)
+    by_malloc = not details or details[0] < 0
+    stage, ordinal = ("llvm", details[2] if len(details) > 2 else -1) if by_malloc else ("bufferized", details[0])
+    lowered = lower(stage) if lower is not None and ordinal >= 0 else None  # (kept alive while its ops are read)
+    if lowered is None:
+        sites = []
+    elif by_malloc:
+        sites = guarded_calls(lowered.operation)
+    else:
+        sites = collect(lowered.operation, lambda op: op.name == "memref.alloc")
+    site = sites[ordinal] if 0 <= ordinal < len(sites) else None
+    where = file_location(site.location) if site is not None else None
+    op = next((t for t in tfn_ops(module_op) if where is not None and file_location(t.location) == where), None)
+    tt = types.TensorType.from_mlir(op.results[0].type) if op is not None and op.results else None
+    if by_malloc:
+        size = details[1] if len(details) > 1 else "?"
+        message = f"OOM when allocating {size} bytes on /device:CPU:0 by allocator cpu"
+    else:
+        rank = ir.MemRefType(site.result.type).rank if site is not None else len(details) - 1
+        dims = [d if i < DETAIL_LEN - 1 else None for i, d in enumerate((details[1:] + [None] * rank)[:rank])]
+        message = types.oom_message(dims, tt.dtype) if tt is not None else \
+            f"OOM when allocating tensor with shape[{','.join('?' if d is None else str(d) for d in dims)}] " \
+            "on /device:CPU:0 by allocator cpu"
+    if op is None:
+        return ResourceExhaustedError(f"{message} [Op:{function_name}]")
+    return _with_op((ResourceExhaustedError, message), op, function_name)

@@ -200,3 +200,26 @@ def test_ten_thousand_calls_that_print_and_assign_do_not_grow_memory(monkeypatch
     grown = _rss_bytes() - before
     assert grown < 4_000_000, f"resident memory grew by {grown} bytes over 10,000 calls"
     assert v.numpy()[0] == 12_000.0
+
+
+def test_a_call_nested_in_a_py_function_keeps_the_outer_calls_error():
+    """The outer call has recorded an out-of-range index when its py_function calls the same function again: the
+    inner call succeeds and leaves the thread's error channel as it found it, so the outer call still raises."""
+    x = tfn.constant(np.arange(10, dtype=np.float32))
+    inner = []
+
+    def again(flag):
+        if flag.numpy():
+            inner.append(g(x, tfn.constant([4]), tfn.constant(False)).numpy().tolist())
+        return flag
+
+    @tfn.function
+    def g(x, i, flag):
+        y = tfn.gather(x, i)
+        tfn.py_function(again, [flag], tfn.bool)
+        return y
+
+    with pytest.raises(tfn.errors.InvalidArgumentError, match=r"indices\[0\] = 50 is not in \[0, 10\)"):
+        g(x, tfn.constant([50]), tfn.constant(True))
+    assert inner == [[4.0]]
+    assert g(x, tfn.constant([2]), tfn.constant(False)).numpy().tolist() == [2.0]

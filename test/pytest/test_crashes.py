@@ -1,5 +1,6 @@
 """No signal from user input, and every valid program compiles (issue 13): sizes that overflow int64, allocations
 larger than the machine, Python ints that do not fit their dtype, shapes the kernel schedules do not fit."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -39,6 +40,20 @@ _REPRODUCERS = textwrap.dedent("""
     huge_range = tfn.function(lambda n: tfn.range(n))
     check("compiled_range_huge", lambda: huge_range(tfn.constant(2 ** 40, tfn.int64)), "ResourceExhaustedError")
     check("compiled_range_overflow", lambda: huge_range(tfn.constant(2 ** 62, tfn.int64)), "ResourceExhaustedError")
+    # an allocation sized at run time by two dynamic dims: 2**20 x 2**20 floats (4 TiB), or an int64 overflow
+    outer = tfn.function(lambda a, b: tfn.exp(a[:, None] * b[None, :]) + 1.0,
+                         input_signature=[tfn.TensorSpec([None], tfn.float32)] * 2)
+    check("compiled_outer_huge", lambda: outer(tfn.ones([2 ** 20]), tfn.ones([2 ** 20])), "ResourceExhaustedError")
+    outer64 = tfn.function(lambda a, b: a[:, None, None] * b[None, :, None] * b[None, None, :],
+                           input_signature=[tfn.TensorSpec([None], tfn.int64)] * 2)
+    check("compiled_outer_overflow", lambda: outer64(tfn.ones([2 ** 22], tfn.int64), tfn.ones([2 ** 21], tfn.int64)),
+          "ResourceExhaustedError")
+    check("compiled_zeros_run_time_shape", lambda: tfn.function(tfn.zeros)(tfn.constant([2 ** 40, 2 ** 20])),
+          "ResourceExhaustedError")
+    matmul = tfn.function(tfn.matmul, input_signature=[tfn.TensorSpec([None, None], tfn.float32)] * 2)
+    check("compiled_matmul_huge", lambda: matmul(tfn.ones([2 ** 20, 1]), tfn.ones([1, 2 ** 20])),
+          "ResourceExhaustedError")
+    print("outer after errors", outer(tfn.ones([2]), tfn.ones([1])).numpy().tolist())
     print("range after errors", huge_range(tfn.constant(3, tfn.int64)).numpy().tolist())
 """)
 
@@ -48,7 +63,8 @@ def test_reproducers_raise_tf_errors_without_a_signal():
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == "range after errors [0, 1, 2]"
-    for line in lines[:-1]:
+    assert lines[-2] == f"outer after errors {[[float(np.float32(np.e) + 1)]] * 2}"
+    for line in lines[:-2]:
         name, got = line.split(" ", 1)
         assert got in ("InvalidArgumentError", "ResourceExhaustedError"), line
 
@@ -74,6 +90,14 @@ def test_huge_run_time_range_names_the_op_and_line():
     with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627776\]"
                                                      r"(.|\n)*node Range}} defined at .*test_crashes.py"):
         f(tfn.constant(2 ** 40, tfn.int64))
+
+
+def test_huge_run_time_allocation_names_its_shape_op_and_line():
+    f = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[tfn.TensorSpec([None], tfn.float32)] * 2)
+    with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1048576,2097152\] and "
+                                                     r"type float32(.|\n)*defined at .*test_crashes.py"):
+        f(tfn.ones([2 ** 20]), tfn.ones([2 ** 21]))
+    np.testing.assert_array_equal(f(tfn.ones([2]), tfn.ones([3])).numpy(), np.ones([2, 3]))
 
 
 def test_tfn_opt_rejects_oversized_types(tmp_path):
@@ -197,3 +221,45 @@ def test_conv2d_huge_filter_compiles_on_the_generic_path():
     conv = tfn.function(lambda a, b: tfn.nn.conv2d(a, b, 1, "SAME"))
     want = tfn.nn.conv2d(tfn.constant(x), tfn.constant(k), 1, "SAME").numpy()
     np.testing.assert_allclose(conv(tfn.constant(x), tfn.constant(k)).numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+def test_tfn_opt_rejects_a_dense_array_of_index(tmp_path):
+    # MLIR's parser aborts on it (an assertion in Type::getIntOrFloatBitWidth); tfn-opt must report it instead.
+    src = tmp_path / "index_array.mlir"
+    src.write_text('func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+                   '  %0 = "tfn.identity"(%a) {note = "array<index: 2> in a string is text", axis = array<\n'
+                   '    index: 1>} : (tensor<2xf32>) -> tensor<2xf32>\n'
+                   '  return %0 : tensor<2xf32>\n}\n')
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "index_array.mlir:2:81: error: a dense array cannot hold 'index' elements" in done.stderr
+    text = src.read_text().replace("index: 1", "i64: 1")
+    src.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_malloc_returning_null_raises_resource_exhausted():
+    """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
+    returns null, the function returns at once and the call raises; the process and the function live on."""
+    program = textwrap.dedent("""
+        import resource, tfn
+        spec = tfn.TensorSpec([None], tfn.float32)
+        f = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[spec, spec])
+        print(f(tfn.ones([2]), tfn.ones([3])).shape)
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        try:
+            f(tfn.ones([2 ** 16]), tfn.ones([2 ** 16]))  # 16 GiB
+        except tfn.errors.ResourceExhaustedError as e:
+            print(str(e).splitlines()[0])
+            print("names the line:", "defined at <string>:4" in str(e))
+        print(f(tfn.ones([2]), tfn.ones([2])).numpy().tolist())
+    """)
+    for env in ({}, {"TFN_FASTCALL": "0"}):
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **env})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["(2, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
+                                            "allocator cpu", "names the line: True", "[[1.0, 1.0], [1.0, 1.0]]"]

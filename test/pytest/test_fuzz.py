@@ -44,14 +44,12 @@ def _seed_functions():
 
 SEEDS = _seed_functions()
 ELEMENT_TYPES = ["f32", "f64", "f16", "bf16", "i1", "i8", "i32", "i64", "ui8", "index", "!tfn.string", "complex<f32>"]
-# Dimensions stay small: huge ones (element counts overflowing int64, a conv filter of millions of elements) are
-# issue 13's known crashers (MLIR's assertions; bufferization's hang), fixed on the `crashes` branch, with their
-# own tests there. Add 2**31 and 2**62 here once that branch is merged.
-DIMS = ["0", "1", "2", "3", "4", "7", "16", "?"]
+# Huge dimensions too: element counts past int64 and allocations past memory must be diagnosed, not abort.
+DIMS = ["0", "1", "2", "3", "4", "7", "16", "?", "2147483648", "4611686018427387904"]
 _NUMBER = re.compile(r"(?<=[<x])(\d+|\?)(?=x)")
-# Not the element type of a dense array: `array<index: 1>` trips an assertion in MLIR's parser (the wheels'
-# Type::getIntOrFloatBitWidth, found by this fuzzer; tfn-opt must reject it before parsing: reported on issue 13).
-_TYPE = re.compile(r"(?<!array<)\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64|ui8|index)\b")
+# Element types of tensors and of dense arrays alike (`array<index: 1>` once aborted MLIR's parser: tfn-opt rejects it
+# before parsing, tools/driver.py).
+_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64|ui8|index)\b")
 _OP_NAME = re.compile(r'"tfn\.[a-z_0-9]+"')
 
 

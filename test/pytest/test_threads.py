@@ -77,6 +77,61 @@ def test_threads_call_with_an_empty_cache(tmp_path):
     assert _run(_CALLS, TFN_CACHE_DIR=str(tmp_path / "cache")) == "ok\n"
 
 
+@pytest.mark.parametrize("path", ["fastcall", "ctypes"])
+def test_calls_of_a_function_with_run_time_errors_run_at_once_each_with_its_own_error(path):
+    """The error channel is per thread: thread A's call has recorded an out-of-range index and waits (in a
+    py_function) until thread B's call of the same function has finished; B must neither wait for A nor see A's
+    error, and A must still raise its own. A serialised call path deadlocks here (the waits time out)."""
+    out = _run("""
+        a_recorded, b_done = threading.Event(), threading.Event()
+
+        def pause(flag):
+            if flag.numpy():
+                a_recorded.set()
+                assert b_done.wait(60), "thread B's call waited for thread A's"
+            return flag
+
+        @tfn.function
+        def g(x, i, flag):
+            y = tfn.gather(x, i)
+            tfn.py_function(pause, [flag], tfn.bool)
+            return y
+
+        x = tfn.constant(np.arange(10, dtype=np.float32))
+        g(x, tfn.constant([1]), tfn.constant(False))
+        outcome = {}
+
+        def a():
+            try:
+                g(x, tfn.constant([50]), tfn.constant(True))
+            except tfn.errors.InvalidArgumentError as e:
+                outcome["a"] = str(e).splitlines()[0]
+
+        t = threading.Thread(target=a)
+        t.start()
+        assert a_recorded.wait(60)
+        outcome["b"] = g(x, tfn.constant([3]), tfn.constant(False)).numpy().tolist()
+        b_done.set()
+        t.join()
+        print(outcome["b"], outcome["a"])
+
+        # many threads, mixed good and bad indices, on the function without callbacks (the C trampoline's path)
+        h = tfn.function(lambda x, i: tfn.gather(x, i) * 2.0)
+        def work():
+            rng = np.random.default_rng(threading.get_ident() % 1000)
+            for _ in range(300):
+                k = int(rng.integers(0, 20))
+                try:
+                    got = h(x, tfn.constant([k])).numpy().tolist()
+                    assert k < 10 and got == [2.0 * k], (k, got)
+                except tfn.errors.InvalidArgumentError as e:
+                    assert k >= 10 and f"indices[0] = {k} is not in [0, 10)" in str(e), (k, str(e))
+        in_threads(work)
+        print("ok")
+    """, **({"TFN_FASTCALL": "0"} if path == "ctypes" else {}))
+    assert out == "[3.0] indices[0] = 50 is not in [0, 10)\nok\n"
+
+
 def test_concurrent_first_calls_trace_once():
     out = _run("""
         traces = []
@@ -200,3 +255,61 @@ def test_copied_variables_have_their_own_lock():
     w.assign_add([1.0, 1.0])
     assert v.numpy().tolist() == [1.0, 2.0] and w.numpy().tolist() == [2.0, 3.0]
     assert w._lock is not v._lock
+
+
+@pytest.mark.parametrize("second", ["h", "k"])
+def test_py_function_tracing_in_a_call_that_holds_a_variable_does_not_deadlock(second):
+    """Thread 1's call of `f` holds v's lock (its update is atomic) and its py_function traces a new function (the
+    trace lock); thread 2 meanwhile traces `h`, which writes v, or makes the first call of `k`, whose initializer
+    writes v. It must not wait for v's lock while it holds the trace lock, or the two threads wait for each other."""
+    out = _run("""
+        import os
+        v = tfn.Variable(0)
+        in_call, tracing = threading.Event(), threading.Event()
+
+        @tfn.function
+        def late(x):
+            return x + 100
+
+        def callback(x):
+            in_call.set()
+            assert tracing.wait(60)  # thread 2 holds the trace lock now
+            return late(x)
+
+        @tfn.function
+        def f(x):
+            v.assign_add(1)
+            return tfn.py_function(callback, [x], tfn.int32)
+
+        @tfn.function
+        def h(x):
+            tracing.set()
+            v.assign_add(10)
+            return x
+
+        made = []
+
+        @tfn.function
+        def k(x):
+            tracing.set()
+            if not made:
+                made.append(tfn.Variable(5))
+            v.assign_add(10)
+            return x + made[0]
+
+        def second():
+            assert in_call.wait(60)
+            out = SECOND(tfn.constant(2)).numpy()
+            print(f"second {out}\\n", end="", flush=True)  # one write: the threads' lines do not interleave
+
+        t1 = threading.Thread(target=lambda: print(f"f {f(tfn.constant(1)).numpy()}\\n", end="", flush=True),
+                              daemon=True)
+        t2 = threading.Thread(target=second, daemon=True)
+        t1.start(); t2.start()
+        t1.join(60); t2.join(60)
+        if t1.is_alive() or t2.is_alive():
+            print("deadlock", flush=True)
+            os._exit(0)
+        print("v", v.numpy())
+    """.replace("SECOND", second))
+    assert sorted(out.splitlines()) == ["f 101", f"second {2 if second == 'h' else 7}", "v 11"]

@@ -1,0 +1,141 @@
+"""tfn-return-on-failed-alloc: a function whose malloc returned null records the error and returns at once.
+
+After every `llvm.call @malloc` / `@aligned_alloc` of a function (the LLVM dialect, after convert-func-to-llvm), a
+null result branches to a new block that records ALLOC_FAILED with details [-1, bytes requested, k] (the k-th call
+this pass guards, in `guarded_calls` order: runtime_errors.describe names the op from it) unless an error was
+recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
+`llvm.mlir.zero` of the function's result type: nothing writes through the null pointer, and the runtime, which
+reads the error, frees no buffer of a zeroed result descriptor. Buffers allocated before are not freed (an out-of-
+memory error leaks them). Coroutines (the async runtime's parallel bodies, whose frames are allocated with
+aligned_alloc) are left alone: they cannot simply return, and their allocations are the small per-worker tiles.
+"""
+from mlir import ir
+from mlir.dialects import llvm
+
+from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.passes.registry import register
+from tfn.passes.walk import collect
+
+ALLOCATORS = ("malloc", "aligned_alloc")
+
+
+def _callee(op):
+    attr = op.attributes["callee"] if "callee" in op.attributes else None
+    return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
+
+
+def _is_allocation(op):
+    return op.name == "llvm.call" and _callee(op) in ALLOCATORS
+
+
+def _scan(fn):
+    """(whether fn is a coroutine, its allocator calls in pre-order, the type it returns or None): one walk."""
+    found = {"coroutine": False, "calls": [], "result": None, "returns": False}
+
+    def visit(op):
+        if op.name.startswith("llvm.intr.coro."):
+            found["coroutine"] = True
+        elif _is_allocation(op):
+            found["calls"].append(op)
+        elif op.name == "llvm.return" and not found["returns"]:
+            found["returns"] = True
+            found["result"] = op.operands[0].type if len(op.operands) else None
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found["coroutine"], found["calls"], found["result"]
+
+
+def _ensure_globals(module_op):
+    """The error channel's globals (dialects/abi.py) in their LLVM form, declared when the module has none yet."""
+    table = ir.SymbolTable(module_op)
+    if ERROR_FLAG in table:
+        return
+    block = module_op.regions[0].blocks[0]
+    for text in (f"llvm.mlir.global external @{ERROR_FLAG}(0 : i32) {{addr_space = 0 : i32}} : i32",
+                 f"llvm.mlir.global external @{ERROR_DETAIL}(dense<0> : tensor<{DETAIL_LEN}xi64>) "
+                 f"{{addr_space = 0 : i32}} : !llvm.array<{DETAIL_LEN} x i64>"):
+        ir.InsertionPoint.at_block_begin(block).insert(ir.Operation.parse(text))
+
+
+def _failure_block(fn, result_type, loc):
+    """fn's block `^fail(%bytes: i64, %k: i64)`: record ALLOC_FAILED with details [-1, bytes, k] unless an error is
+    recorded already, and return zeros."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    ptr = ir.Type.parse("!llvm.ptr")
+    with loc:
+        block = fn.regions[0].blocks.append(i64, i64)
+    with ir.InsertionPoint(block), loc:
+        flag = llvm.mlir_addressof(ptr, ERROR_FLAG)
+        first = llvm.icmp(llvm.ICmpPredicate.eq, llvm.load(i32, flag), llvm.mlir_constant(ir.IntegerAttr.get(i32, 0)))
+        code = llvm.select(first, llvm.mlir_constant(ir.IntegerAttr.get(i32, ALLOC_FAILED)), llvm.load(i32, flag))
+        llvm.store(code, flag)
+        detail = llvm.mlir_addressof(ptr, ERROR_DETAIL)
+        for i, v in enumerate((llvm.mlir_constant(ir.IntegerAttr.get(i64, -1)), *block.arguments)):
+            slot = llvm.getelementptr(ptr, detail, [], ir.DenseI32ArrayAttr.get([0, i]),
+                                      ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{DETAIL_LEN} x i64>")), 0)
+            llvm.store(llvm.select(first, v, llvm.load(i64, slot)), slot)
+        llvm.return_(arg=llvm.mlir_zero(result_type) if result_type is not None else None)
+    return block
+
+
+def _check(call, k, fail, rest):
+    """Emit at the end of call's block: `cond_br (result == null && size != 0), ^fail(size, k), ^rest`; returns the
+    ops emitted."""
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(call.operation.block), call.location:
+        null = llvm.mlir_zero(ir.Type.parse("!llvm.ptr"))
+        size = call.operands[len(call.operands) - 1]  # malloc(size), aligned_alloc(alignment, size)
+        zero = llvm.mlir_constant(ir.IntegerAttr.get(size.type, 0))
+        is_null = llvm.icmp(llvm.ICmpPredicate.eq, call.results[0], null)
+        nonempty = llvm.icmp(llvm.ICmpPredicate.ne, size, zero)  # malloc(0) may give null
+        failed = llvm.and_(is_null, nonempty)
+        which = llvm.mlir_constant(ir.IntegerAttr.get(i64, k))
+        branch = llvm.cond_br(failed, [size, which], [], fail, rest)
+    return [v.owner for v in (null, zero, is_null, nonempty, failed, which)] + [branch]
+
+
+def _guard_block(block, numbered, fail):
+    """Split `block` after each of its allocator calls (numbered: [(k, call)] in block order), last first, so that
+    each op moves once: the ops after a call go to a new block its null check branches to."""
+    ops = list(block.operations)
+    positions = [i for i, op in enumerate(ops) if _is_allocation(op)]
+    emitted, end = [], len(ops)
+    for i, (k, call) in reversed(list(zip(positions, numbered))):
+        rest = block.create_after()
+        for op in ops[i + 1:end] + emitted:
+            rest.append(op)
+        emitted, end = _check(call, k, fail, rest), i + 1
+
+
+def guarded_calls(module_op):
+    """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines."""
+    calls = []
+    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
+        if fn.regions[0].blocks:
+            coroutine, found, _ = _scan(fn)
+            calls += [] if coroutine else found
+    return calls
+
+
+@register("tfn-return-on-failed-alloc", "Return zeroed results from a function when its malloc returns null")
+def run(module_op):
+    k = 0
+    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
+        if not fn.regions[0].blocks:
+            continue
+        coroutine, calls, result_type = _scan(fn)
+        if coroutine or not calls:
+            continue
+        fail = _failure_block(fn, result_type, fn.location)
+        groups = []  # [(block, [(k, call)])] in order
+        for call in calls:
+            block = call.operation.block
+            if not groups or groups[-1][0] != block:
+                groups.append((block, []))
+            groups[-1][1].append((k, call))
+            k += 1
+        for block, numbered in groups:
+            _guard_block(block, numbered, fail)
+    if k:
+        _ensure_globals(module_op)

@@ -1,0 +1,50 @@
+// RUN: tfn-opt %s --tfn-return-on-failed-alloc | FileCheck %s
+// A null malloc result (of a non-zero size) branches to the function's one failure block, which records
+// ALLOC_FAILED (-2) with [-1, bytes, k] (k: which guarded call) unless an error is recorded already, and returns
+// zeroed results; the error channel's globals are declared. Coroutines are left alone.
+
+// CHECK: llvm.mlir.global external @tfn_error_detail
+// CHECK: llvm.mlir.global external @tfn_error_flag
+// CHECK-LABEL: llvm.func @f
+// CHECK: %[[P:.*]] = llvm.call @malloc(%[[SIZE:.*]]) : (i64) -> !llvm.ptr
+// CHECK: %[[NULL:.*]] = llvm.icmp "eq" %[[P]]
+// CHECK: %[[SOME:.*]] = llvm.icmp "ne" %[[SIZE]]
+// CHECK: %[[BAD:.*]] = llvm.and %[[NULL]], %[[SOME]]
+// CHECK: %[[K0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.cond_br %[[BAD]], ^[[FAIL:bb[0-9]+]](%[[SIZE]], %[[K0]] : i64, i64), ^[[OK:bb[0-9]+]]
+// CHECK: ^[[OK]]:
+// CHECK: %[[Q:.*]] = llvm.call @malloc(%[[SIZE2:.*]]) : (i64) -> !llvm.ptr
+// CHECK: %[[K1:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: llvm.cond_br %{{.*}}, ^[[FAIL]](%[[SIZE2]], %[[K1]] : i64, i64), ^[[OK2:bb[0-9]+]]
+// CHECK: ^[[OK2]]:
+// CHECK: llvm.insertvalue %[[P]]
+// CHECK: ^[[FAIL]](%{{.*}}: i64, %{{.*}}: i64):
+// CHECK: llvm.mlir.addressof @tfn_error_flag
+// CHECK: llvm.mlir.constant(-2 : i32)
+// CHECK: llvm.store
+// CHECK: %[[Z:.*]] = llvm.mlir.zero : !llvm.struct<(ptr, i64)>
+// CHECK: llvm.return %[[Z]]
+llvm.func @malloc(i64) -> !llvm.ptr
+llvm.func @f(%n: i64) -> !llvm.struct<(ptr, i64)> {
+  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  %c = llvm.mlir.constant(16 : i64) : i64
+  %q = llvm.call @malloc(%c) : (i64) -> !llvm.ptr
+  %u = llvm.mlir.undef : !llvm.struct<(ptr, i64)>
+  %a = llvm.insertvalue %p, %u[0] : !llvm.struct<(ptr, i64)>
+  %b = llvm.insertvalue %n, %a[1] : !llvm.struct<(ptr, i64)>
+  llvm.return %b : !llvm.struct<(ptr, i64)>
+}
+
+// CHECK-LABEL: llvm.func @coroutine
+// CHECK: llvm.call @aligned_alloc
+// CHECK-NOT: llvm.cond_br
+// CHECK: llvm.return
+llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
+llvm.func @coroutine(%n: i64) -> !llvm.ptr {
+  %c = llvm.mlir.constant(64 : i64) : i64
+  %id = llvm.mlir.constant(0 : i32) : i32
+  %z = llvm.mlir.zero : !llvm.ptr
+  %t = llvm.intr.coro.id %id, %z, %z, %z : (i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> !llvm.token
+  %p = llvm.call @aligned_alloc(%c, %n) : (i64, i64) -> !llvm.ptr
+  llvm.return %p : !llvm.ptr
+}
