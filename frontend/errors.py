@@ -10,5 +10,6 @@ from tfn.dialects.errors import (  # noqa: F401
     OpError,
     OutOfRangeError,
     ResourceExhaustedError,
+    StagingError,
     UnimplementedError,
 )
