@@ -62,12 +62,15 @@ def _apply_symbolic(g, opdef, inputs, attrs):
     outs = g.emit(opdef, values, attrs, out_types)
     if values and all(v._const is not None for v in values) and opdef is not _PRINT:
         _propagate_known(opdef, values, attrs, out_types, outs)
+    elif opdef is _SHAPE and None not in values[0]._shape:  # a static shape is known (TF's constant_value too)
+        outs[0]._const = np.asarray(values[0]._shape, attrs["out_type"].np)
     if _TAPES:
         record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
 
 
 _PRINT = optable.OPS["print"]
+_SHAPE = optable.OPS["shape"]
 _KNOWN_LIMIT = 1024  # elements: larger results of known values are left to the compiler's folding
 
 

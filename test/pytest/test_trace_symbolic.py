@@ -97,3 +97,14 @@ def test_python_outputs_stay_values_not_graph_tensors():
 
     flag, five, a = f(tfn.constant(1))
     assert repr(flag) == "<tfn.Tensor: shape=(), dtype=bool, numpy=False>" and five.numpy() == 5
+
+
+def test_the_shape_of_a_static_tensor_is_known_while_tracing():
+    # TF folds Shape of a fully defined shape for shape inference: tf.shape(x)[0] * 2 is a static reshape size
+    @tfn.function
+    def f(x):
+        return tfn.reshape(x, [tfn.shape(x)[0] * 2, -1])
+
+    assert f(tfn.ones([2, 4])).shape == (4, 2)
+    with pytest.raises(TypeError, match="must be known when the function is traced"):
+        f.get_concrete_function(tfn.TensorSpec([None, 4], tfn.float32))  # a run-time size: tfn's limit
