@@ -227,6 +227,7 @@ def and_(a, b):
 def _lazy_operands(x, b, what):
     """TF stages a tensor `x and b()` as tf.cond(x, b, lambda: x): x must be a scalar (else TF's run-time
     InvalidArgumentError) and b() a tensor of x's dtype (else tf.cond's TypeError: the branches differ)."""
+    x = convert_to_tensor(x)  # (a variable: its value)
     if x.ndim != 0 and all(d is not None for d in x._shape):
         where = _where_user()
         raise errors.InvalidArgumentError(with_excerpt(
