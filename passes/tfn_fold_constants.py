@@ -19,16 +19,22 @@ _LIMIT = 1024  # elements of one folded result
 _EFFECTS = frozenset(("print",))
 
 
-def _constant_operand(value):
-    """The (array, TensorType) a tfn.constant operand holds, or None."""
-    owner = getattr(value.owner, "operation", value.owner)
-    if not isinstance(owner, ir.Operation) or owner.name != "tfn.constant":
+def _constant_operands(op, constants):
+    """The (array, TensorType) of each operand when op has operands and all are tfn.constant results, else None.
+
+    `constants` maps each constant's result to its op (looked up by value: asking a value for its owner would
+    make the bindings look for a Python module of the tfn dialect at every call)."""
+    operands = op.operands
+    if not len(operands):
         return None
-    return attr_codec.from_mlir("dense", owner.attributes["value"])
+    found = [constants.get(v) for v in operands]
+    if any(c is None for c in found):
+        return None
+    return [attr_codec.from_mlir("dense", c.attributes["value"]) for c in found]
 
 
 def _foldable(opdef, op):
-    if opdef is None or opdef.name in _EFFECTS or opdef.name == "constant" or not len(op.operands):
+    if opdef is None or opdef.name in _EFFECTS:
         return False
     for r in op.results:
         shape = TensorType.from_mlir(r.type).shape
@@ -37,11 +43,8 @@ def _foldable(opdef, op):
     return True
 
 
-def _fold(opdef, op):
+def _fold(opdef, op, operands):
     """The op's results as constant attributes, or None."""
-    operands = [_constant_operand(v) for v in op.operands]
-    if any(o is None for o in operands):
-        return None
     attrs = {n: attr_codec.from_mlir(k, op.attributes[n]) for n, k in opdef.attrs.items()}
     types = [TensorType.from_mlir(r.type) for r in op.results]
     try:
@@ -54,15 +57,23 @@ def _fold(opdef, op):
 @register("tfn-fold-constants", "Replace tfn ops whose operands are all constants by constants of their results "
           "(computed by the op table's reference kernels)")
 def fold_constants(module_op):
+    constants = {}
     for op in tfn_ops(module_op):
+        if op.name == "tfn.constant":
+            constants[op.results[0]] = op
+            continue
+        operands = _constant_operands(op, constants)
+        if operands is None:
+            continue
         opdef = optable.OPS.get(op.name[len("tfn."):])
         if not _foldable(opdef, op):
             continue
-        values = _fold(opdef, op)
+        values = _fold(opdef, op, operands)
         if values is None:
             continue
         with ir.InsertionPoint(op), op.location:
             for r, v in zip(op.results, values):
                 c = ir.Operation.create("tfn.constant", results=[r.type], attributes={"value": v})
                 r.replace_all_uses_with(c.results[0])
+                constants[c.results[0]] = c
         op.erase()
