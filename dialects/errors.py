@@ -52,5 +52,10 @@ class CompileError(InternalError):
     """tfn could not compile a traced function (an MLIR pass or the native toolchain failed)."""
 
 
+class StagingError(RecursionError):
+    """A function that cannot be staged: TF's AutoGraph StagingError, raised for a tf.function recursing on
+    tensors (TF reports the RecursionError inside it; a RecursionError here too, so either class catches it)."""
+
+
 class InaccessibleTensorError(ValueError):
     """A symbolic tensor used outside the control-flow branch or loop body that made it."""

@@ -11,5 +11,6 @@ from tfn.dialects.errors import (  # noqa: F401
     OpError,
     OutOfRangeError,
     ResourceExhaustedError,
+    StagingError,
     UnimplementedError,
 )

@@ -87,3 +87,42 @@ try:
     only_one_branch(tf.constant(1))
 except ValueError as e:
     print("ValueError:", e)
+
+section("AutoGraph transformations: every tensor in a function is a graph value, constants too")
+
+
+@tf.function
+def count_up():
+    n = tf.constant(0)
+    print("traced: n is", n)  # a graph value, even though it is a constant
+    while tf.constant(True):  # a tensor condition: a tensor loop, left by its `break`
+        n += 1
+        if n >= 3:
+            break
+    return n
+
+
+print("count_up() =", count_up().numpy())
+
+
+@tf.function
+def in_range(lo, x, hi):
+    return lo <= x < hi  # a chained comparison: `lo <= x and x < hi`, x evaluated once
+
+
+print("in_range(0, 5, 10) =", in_range(tf.constant(0), tf.constant(5), tf.constant(10)).numpy())
+print("in_range(0, 10, 10) =", in_range(tf.constant(0), tf.constant(10), tf.constant(10)).numpy())
+
+
+@tf.function
+def changes_dtype():
+    n = tf.constant(0)
+    while tf.constant(True):
+        n = tf.constant(0.0)
+    return n
+
+
+try:
+    changes_dtype()
+except TypeError as e:
+    print("TypeError:", str(e).splitlines()[0])

@@ -15,7 +15,7 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis
 _TRUTH = frozenset(("UNARY_NOT", "TO_BOOL"))  # `not x` calls bool(x): a tensor needs ag__.not_
 _UNKNOWN = object()
 # Builtins that converted_call replaces while tracing (operators.BUILTINS): a call of one needs conversion.
-OVERLOADED_BUILTINS = frozenset((range, len))
+OVERLOADED_BUILTINS = frozenset((range, len, int, float, abs))
 # A call of a value that is neither a global nor a method pushes NULL: before loading the callee up to Python
 # 3.12, after it from 3.13.
 _NULL_AFTER_CALLEE = sys.version_info >= (3, 13)

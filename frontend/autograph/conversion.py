@@ -249,7 +249,8 @@ def _compile(fn, node):
 
 def converted_call(f, args, kwargs):
     """Call f from converted code, converting it first when it is user code."""
-    overload = operators.BUILTINS.get(f) if isinstance(f, types.BuiltinFunctionType) or f is range else None
+    overload = (operators.BUILTINS.get(f) if isinstance(f, types.BuiltinFunctionType) or f is range or f is int
+                or f is float else None)
     if overload is not None and graph_mod.current() is not None:
         return overload(*args, **(kwargs or {}))
     target = _call_target(f)
@@ -277,7 +278,8 @@ def _call_target(f):
 # The namespace converted code sees as `ag__`: the operators and converted_call.
 AG_NAMESPACE = types.SimpleNamespace(
     converted_call=converted_call, Undefined=operators.Undefined, UndefinedReturnValue=operators.UndefinedReturnValue,
-    and_=operators.and_, autograph_artifact=operators.autograph_artifact, for_stmt=operators.for_stmt,
+    and_=operators.and_, autograph_artifact=operators.autograph_artifact, compare_chain=operators.compare_chain,
+    for_stmt=operators.for_stmt,
     if_exp=operators.if_exp, if_stmt=operators.if_stmt, ldu=operators.ldu, not_=operators.not_, or_=operators.or_,
     retval=operators.retval, while_stmt=operators.while_stmt)
 

@@ -1,6 +1,7 @@
 """The run-time half of AutoGraph (`ag__` in converted code): each operator decides when it runs, at trace
 time, whether its statement is plain Python (a Python condition or iterable) or staged control flow (a tensor
 condition or iterable -> `build_if` / `build_while`)."""
+import operator
 import sys
 import time
 import warnings
@@ -220,7 +221,31 @@ def and_(a, b):
     x = a()
     if not _staged(x):
         return x and b()
-    return math_ops.logical_and(x, b())
+    return math_ops.logical_and(*_lazy_operands(x, b, "and"))
+
+
+def _lazy_operands(x, b, what):
+    """TF stages a tensor `x and b()` as tf.cond(x, b, lambda: x): x must be a scalar (else TF's run-time
+    InvalidArgumentError) and b() a tensor of x's dtype (else tf.cond's TypeError: the branches differ)."""
+    x = convert_to_tensor(x)  # (a variable: its value)
+    if x.ndim != 0 and all(d is not None for d in x._shape):
+        where = _where_user()
+        raise errors.InvalidArgumentError(with_excerpt(
+            f"The second input must be a scalar, but it has shape {list(x._shape)}: the tensor `{what}` at "
+            f"{_at(where)} is a tfn.cond on its first operand", where))
+    y = b()
+    y = y if isinstance(y, TensorBase) else convert_to_tensor(y)
+    if y.dtype != x.dtype:
+        where = _where_user()
+        raise TypeError(with_excerpt(
+            f"true_fn and false_fn arguments to tf.cond must have the same number, type, and overall structure of "
+            f"return values: the tensor `{what}` at {_at(where)} gives its first operand ({x!r}) or its second "
+            f"({y!r})", where))
+    return x, y
+
+
+def _where_user():
+    return graph_mod.user_position()
 
 
 def or_(a, b):
@@ -228,7 +253,27 @@ def or_(a, b):
     x = a()
     if not _staged(x):
         return x or b()
-    return math_ops.logical_or(x, b())
+    return math_ops.logical_or(*_lazy_operands(x, b, "or"))
+
+
+_COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
+                "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+                "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
+
+
+def compare_chain(left, *links):
+    """`left op1 b op2 c ...` with links ((op name, lambda: b), ...): Python's chained comparison, each operand
+    evaluated once and in order; where a comparison gives a tensor the conjunction is TF's tensor `and`
+    (`a < b and b < c`)."""
+    result = None
+    for name, right in links:
+        value = right()
+        r = _COMPARISONS[name](left, value)
+        result = r if result is None else and_(lambda a=result: a, lambda b=r: b)
+        if not _staged(result) and not result:
+            return result
+        left = value
+    return result
 
 
 def not_(x):
@@ -258,7 +303,30 @@ def len_(x):
     return shape_ops.shape(x)[0]
 
 
-BUILTINS = {range: range_, len: len_}
+def int_(x=0, *base):
+    """`int(x)`: a tensor is cast to int32, as TF's AutoGraph converts it (a graph value has no Python int)."""
+    if isinstance(x, TensorBase) and not x.dtype.is_string:
+        if base:
+            raise NotImplementedError(f"base {base[0]} not supported for int")
+        return math_ops.cast(x, dtypes.int32)
+    return int(x, *base)
+
+
+def float_(x=0.0):
+    """`float(x)`: a tensor is cast to float32, as TF's AutoGraph converts it."""
+    if isinstance(x, TensorBase) and not x.dtype.is_string:
+        return math_ops.cast(x, dtypes.float32)
+    return float(x)
+
+
+def abs_(x):
+    """`abs(x)`: tfn.abs on a tensor."""
+    if isinstance(x, TensorBase):
+        return math_ops.abs(x)
+    return abs(x)
+
+
+BUILTINS = {range: range_, len: len_, int: int_, float: float_, abs: abs_}
 
 
 # --- while ------------------------------------------------------------------------------------------------------

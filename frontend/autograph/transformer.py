@@ -311,6 +311,16 @@ class ExpressionConverter(ast.NodeTransformer):
             result = _call(_ag(fn), _thunk(v), _thunk(result))
         return ast.copy_location(result, node)
 
+    def visit_Compare(self, node):
+        """`a < b < c` -> `ag__.compare_chain(a, ("<", lambda: b), ("<", lambda: c))`: on tensors TF's
+        `a < b and b < c` (b evaluated once), Python's chain otherwise."""
+        self.generic_visit(node)
+        if len(node.ops) < 2:
+            return node
+        links = [ast.Tuple(elts=[ast.Constant(type(op).__name__), _thunk(right)], ctx=ast.Load())
+                 for op, right in zip(node.ops, node.comparators)]
+        return ast.copy_location(_call(_ag("compare_chain"), node.left, *links), node)
+
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if not isinstance(node.op, ast.Not):

@@ -74,12 +74,12 @@ class Statement:
 
 def to_symbolic(g, x, dtype_hint=None):
     """A symbolic tensor at the current insertion point for a tensor or Python value."""
+    if not isinstance(x, TensorBase):
+        x = convert(x, dtype_hint)  # (inside the trace: a constant of the graph)
     if isinstance(x, SymbolicTensor):
         if x._graph is not g:
             raise leaks.out_of_scope(x)
         return x
-    if not isinstance(x, TensorBase):
-        x = convert(x, dtype_hint)
     return g.constant(x)
 
 

@@ -11,7 +11,7 @@ from tfn import nest
 from tfn.control_flow.pending import ZerosOf
 from tfn.core.tensor import TensorBase
 
-_SCALARS = (bool, int, float, complex, np.generic, np.ndarray)
+_SCALARS = (bool, int, float, complex, str, bytes, np.generic, np.ndarray)  # (strings: string tensors, as in TF)
 
 
 def is_composite(x):

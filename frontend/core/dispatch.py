@@ -25,12 +25,11 @@ def apply(op, inputs, attrs=None):
     attrs = attrs or {}
     g = graph_mod.current()
     inputs = [x.value() if isinstance(x, Variable) else x for x in inputs]  # read variables in program order
-    symbolic = g is not None and any(isinstance(x, SymbolicTensor) for x in inputs)
-    if symbolic:
+    if g is not None:  # inside a trace every op is a graph value, even on constants (folded by the compiler)
         return _apply_symbolic(g, opdef, inputs, attrs)
     for x in inputs:
         if isinstance(x, SymbolicTensor):
-            _check_scope(x, g)
+            _check_scope(x, g)  # a tensor of a trace used eagerly (outside it, or in tfn.init_scope)
     types = [TensorType(x._shape, x._dtype) for x in inputs]
     out_types = opdef.infer_types(types, attrs)
     for t in out_types:
@@ -62,9 +61,32 @@ def _apply_symbolic(g, opdef, inputs, attrs):
     except (OpError, ValueError, TypeError) as e:
         raise _with_user_line(e, g) from None
     outs = g.emit(opdef, values, attrs, out_types)
+    if values and all(v._const is not None for v in values) and opdef is not _PRINT:
+        _propagate_known(opdef, values, attrs, out_types, outs)
+    elif opdef is _SHAPE and None not in values[0]._shape:  # a static shape is known (TF's constant_value too)
+        outs[0]._const = np.asarray(values[0]._shape, attrs["out_type"].np)
     if _TAPES:
         record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
+
+
+_PRINT = optable.OPS["print"]
+_SHAPE = optable.OPS["shape"]
+_KNOWN_LIMIT = 1024  # elements: larger results of known values are left to the compiler's folding
+
+
+def _propagate_known(opdef, values, attrs, out_types, outs):
+    """Results of an op on values known while tracing are known too (TF's shape inference evaluates such small
+    constant subgraphs): they stay graph values; shape and axis arguments read them (`tensor.known`)."""
+    for t in out_types:
+        if None in t.shape or int(np.prod(t.shape)) > _KNOWN_LIMIT:
+            return
+    try:
+        arrays = opdef.run_kernel([v._const for v in values], attrs)
+    except Exception:  # noqa: BLE001  (an op that fails on these values fails when the function runs, as in TF)
+        return
+    for o, a, t in zip(outs, arrays, out_types):
+        o._const = optable.numpy_result(a, t)
 
 
 def _with_user_line(error, g):

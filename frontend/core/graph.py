@@ -209,7 +209,9 @@ class FuncGraph:
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
         tt = TensorType(tensor._shape, tensor._dtype)
-        return self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
+        t = self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
+        t._const = tensor._value
+        return t
 
     def as_graph_def(self):
         """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""

@@ -2,6 +2,7 @@
 import numpy as np
 
 from tfn import dtypes
+from tfn.core import graph_stack
 from tfn.core.api import op_api
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
@@ -150,9 +151,10 @@ class Tensor(TensorBase):
 class SymbolicTensor(TensorBase):
     """A tensor inside a trace: an MLIR value with a static type; it has no value until the function runs."""
 
-    __slots__ = ("_mlir", "_type", "_dtype", "_shape", "_graph", "_name", "__weakref__")
+    __slots__ = ("_mlir", "_type", "_dtype", "_shape", "_graph", "_name", "_const", "__weakref__")
 
     def __init__(self, value, ttype, graph, name):
+        self._const = None  # the NumPy value of a traced constant (TF's constant_value), else None
         self._mlir = value
         self._type = ttype  # the TensorType ops infer from (never changed, as _dtype and _shape)
         self._dtype = ttype.dtype
@@ -188,10 +190,11 @@ class SymbolicTensor(TensorBase):
         raise TypeError(f"len is not well defined for the symbolic Tensor {self._name} of shape {self.shape}")
 
     def __iter__(self):
-        if not self._shape or self._shape[0] is None:
-            raise OperatorNotAllowedInGraphError(
-                f"Iterating over the symbolic `tfn.Tensor` {self._name} of shape {self.shape} is not allowed.")
-        return (self[i] for i in range(self._shape[0]))
+        # as TF, whatever the shape: a Python loop (enumerate, zip, unpacking) cannot run over a graph value; a
+        # `for` over the tensor itself is converted by AutoGraph into a tensor loop, tfn.unstack gives its rows
+        raise OperatorNotAllowedInGraphError(
+            f"Iterating over a symbolic `tfn.Tensor` ({self._name}, shape {self.shape}) is not allowed: use a "
+            "`for` loop over the tensor itself (AutoGraph makes it a tensor loop) or tfn.unstack.")
 
     def __index__(self):
         raise TypeError(f"The symbolic Tensor {self._name} cannot be used as a Python index")
@@ -271,9 +274,32 @@ def convert_to_numpy(value, dtype=None):
     return arr.astype(dt.np, copy=False), dt
 
 
+def known(x):
+    """x, or where x is a traced tensor whose value is known while tracing (TF's `constant_value`: a constant,
+    or an op on known values) that value as an eager tensor; lists and tuples item by item. For arguments that
+    must be known when a function is traced (shapes, axes, paddings, static indices)."""
+    if type(x) is SymbolicTensor:
+        return x if x._const is None else Tensor._trusted(x._const, x._dtype)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(known(v) for v in x)
+    return x
+
+
 @op_api(ops.constant, exports=("constant",))
 def constant(value, dtype=None, shape=None, name=None):
-    """An eager tensor from a Python or NumPy value (`tf.constant`)."""
+    """A tensor from a Python or NumPy value (`tf.constant`): eager, or inside a trace a constant of the graph."""
+    t = eager_constant(value, dtype, shape)
+    if type(t) is Tensor:
+        g = graph_stack.current()
+        if g is not None:
+            s = g.as_symbolic(t)
+            s._const = t._value
+            return s
+    return t
+
+
+def eager_constant(value, dtype=None, shape=None):
+    """An eager tensor from a Python or NumPy value (a symbolic tensor passes through)."""
     if isinstance(value, TensorBase) and type(value) is not Tensor and type(value) is not SymbolicTensor:
         value = value._as_tensor()  # a variable: its current value (symbolic in a trace)
     if isinstance(value, Tensor) and dtype is None and shape is None:

@@ -8,7 +8,7 @@ import numpy as np
 from tfn.core import tensor as tensor_mod
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, ops_shape
 from tfn.dialects.errors import InvalidArgumentError
@@ -24,6 +24,7 @@ def _not_symbolic(value, what, op):
 
 def _static_ints(value, what, op):
     """A 1-D shape-like argument as a tuple of Python ints, known at trace time."""
+    value = known(value)
     _not_symbolic(value, what, op)
     if isinstance(value, TensorShape):
         if value.rank is None or None in value.as_list():
@@ -43,6 +44,7 @@ def _static_ints(value, what, op):
 
 def _static_int(value, what, op):
     """A scalar int argument (axis, num), known at trace time."""
+    value = known(value)
     _not_symbolic(value, what, op)
     if isinstance(value, Tensor):
         value = value.numpy()
@@ -53,6 +55,7 @@ def _static_int(value, what, op):
 
 def _axis_list(axis, op):
     """An int or a list of ints (or an eager tensor of them) as a tuple of ints."""
+    axis = known(axis)
     if isinstance(axis, Tensor):
         axis = axis.numpy()
     if isinstance(axis, np.ndarray):

@@ -10,7 +10,7 @@ from tfn import dtypes
 from tfn.core import graph as graph_mod
 from tfn.core.api import export, op_api
 from tfn.core.dispatch import _apply_symbolic, apply
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, optable
 from tfn.dialects.errors import InvalidArgumentError
@@ -20,6 +20,7 @@ from tfn.ops.math_ops import cast
 
 def _static_shape(shape, op):
     """A shape argument as a tuple of Python ints, known at trace time."""
+    shape = known(shape)
     if isinstance(shape, SymbolicTensor) or (isinstance(shape, (list, tuple)) and
                                              any(isinstance(d, SymbolicTensor) for d in shape)):
         raise TypeError(f"{op}: the shape must be known when the function is traced, got {shape!r}; use "
@@ -54,6 +55,7 @@ def fill(dims, value, name=None):
 
 def _runtime_shape(shape):
     """Whether a shape argument holds a symbolic tensor (a size known only when the function runs)."""
+    shape = known(shape)
     return isinstance(shape, SymbolicTensor) or (isinstance(shape, (list, tuple)) and
                                                  any(isinstance(d, SymbolicTensor) for d in shape))
 
@@ -64,7 +66,7 @@ def _fill_runtime(shape, value):
     if isinstance(shape, SymbolicTensor):
         if shape.ndim != 1 or shape._shape[0] is None:
             raise ValueError(f"Fill: a run-time shape must be a 1-D tensor of known length, got {shape!r}")
-        dims = [shape[i] for i in range(shape._shape[0])]
+        dims = [shape[i] for i in np.arange(shape._shape[0]).tolist()]  # (`range` here is tfn.range)
     else:
         dims = list(shape)
     probe = None
@@ -143,6 +145,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     """A one-hot tensor: on_value where the new `axis` (default last) position equals the index, off_value
     elsewhere (out-of-range indices give an all-off row). dtype comes from on/off_value, else float32."""
     indices = convert_to_tensor(indices)
+    depth = known(depth)
     if isinstance(depth, SymbolicTensor):
         raise TypeError(f"OneHot: `depth` must be known when the function is traced, got {depth!r}")
     depth = int(depth.numpy()) if isinstance(depth, Tensor) else int(depth)
@@ -196,6 +199,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 def _paddings(paddings, rank):
     """paddings as [(before, after)] per dim, known when the function is traced."""
+    paddings = known(paddings)
     if isinstance(paddings, SymbolicTensor):
         raise TypeError(f"Pad: `paddings` must be known when the function is traced, got {paddings!r}")
     arr = np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)

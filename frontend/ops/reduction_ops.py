@@ -4,13 +4,14 @@ import numpy as np
 from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply
-from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor, known
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 
 
 def _static_ints(axis, what):
     """A Python int or list of ints (or an eager integer tensor) as a flat int64 array."""
+    axis = known(axis)
     if isinstance(axis, SymbolicTensor):
         raise TypeError(f"{what} must be known when the function is traced; got the symbolic tensor {axis.name}")
     values = np.asarray(axis.numpy() if isinstance(axis, TensorBase) else axis)

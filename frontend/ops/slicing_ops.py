@@ -10,7 +10,7 @@ import numpy as np
 from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 
@@ -19,6 +19,7 @@ _LIMIT = 2 ** 62  # Python ints beyond this are clamped: no dim is that large, a
 
 def _static_int(value, what, op):
     """An int argument known at trace time (Python/NumPy int or an eager scalar tensor)."""
+    value = known(value)
     if isinstance(value, SymbolicTensor):
         raise TypeError(f"{op}: `{what}` must be known when the function is traced, but it is the symbolic "
                         f"tensor {value!r}")
@@ -54,6 +55,7 @@ def _index(item):
     if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
         return _index(item[()])
     if isinstance(item, TensorBase):
+        item = known(item)
         if item.ndim != 0 or item.dtype not in (dtypes.int32, dtypes.int64):
             raise _bad_index(item)
         if isinstance(item, Tensor):

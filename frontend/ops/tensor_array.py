@@ -12,7 +12,7 @@ import numpy as np
 
 from tfn import dtypes
 from tfn.control_flow.while_loop import build_while
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant, convert_to_tensor, known
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.ops.array_ops import concat, expand_dims, reshape
@@ -26,6 +26,7 @@ from tfn.ops.slicing_ops import gather
 
 def _static_int(x):
     """x as a Python int when known at trace time, else None."""
+    x = known(x)
     if isinstance(x, SymbolicTensor):
         return None
     if isinstance(x, Tensor):
@@ -263,6 +264,7 @@ class TensorArray:
 
     def split(self, value, lengths, name=None):
         """A TensorArray of the pieces of `value` along its first dim (all `lengths` must be equal here)."""
+        lengths = known(lengths)
         lengths = [int(n) for n in np.asarray(lengths.numpy() if isinstance(lengths, Tensor) else lengths).ravel()]
         if len(set(lengths)) > 1:
             raise ValueError(f"tfn.TensorArray.split needs equal lengths (its elements share one shape), got {lengths}")

@@ -203,23 +203,27 @@ class ConcreteFunction:
 
     def pretty_printed_signature(self, verbose=True):
         """The parameters with their kinds and types, the output type and the captures, as TF prints them;
-        verbose=False: one line, the name and parameters with their Python values (`f(x, y=2)`)."""
+        verbose=False: TF's one line, `(x: TensorSpec(...), y: Literal[2]) -> TensorSpec(...)`."""
         if not verbose:
-            return self._signature_summary()
+            return self._signature_line()
         lines = ["Input Parameters:"]
         lines += [f"  {n} ({k.name}): {t!r}" for n, k, t in self.function_type.params]
         lines += ["Output Type:", f"  {trace_type.format_output(self.function_type.output)}", "Captures:"]
         lines += variables.capture_lines(self.graph)
         return "\n".join(lines)
 
-    def _signature_summary(self):
-        args, kwargs = self.structured_input_signature
-        names = [n for n, k, _ in self.function_type.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL]
-        parts = [n if trace_type.has_tensors(t) else f"{n}={_python_value(t)}" for n, t in zip(names, args)]
-        if kwargs:
-            parts.append("*")
-            parts += [n if trace_type.has_tensors(t) else f"{n}={_python_value(t)}" for n, t in kwargs.items()]
-        return f"{self.name}({', '.join(parts)})"
+    def _signature_line(self):
+        """The function type as a Python signature whose annotations are the trace types (TF's str of it)."""
+        params = self.function_type.params
+        # as TF's FunctionType: with *args every positional parameter is positional-only, **kwargs keyword-only
+        varargs = any(k is _VAR_POSITIONAL for _, k, _ in params)
+        kinds = {_VAR_POSITIONAL: inspect.Parameter.POSITIONAL_ONLY,
+                 inspect.Parameter.VAR_KEYWORD: inspect.Parameter.KEYWORD_ONLY}
+        if varargs:
+            kinds[inspect.Parameter.POSITIONAL_OR_KEYWORD] = inspect.Parameter.POSITIONAL_ONLY
+        params = [inspect.Parameter(n, kinds.get(k, k), annotation=_Shown(repr(t))) for n, k, t in params]
+        out = _Shown(trace_type.format_output(self.function_type.output))
+        return str(inspect.Signature(params, return_annotation=out))
 
     def __str__(self):
         return "ConcreteFunction " + self.pretty_printed_signature()
@@ -231,14 +235,19 @@ class ConcreteFunction:
 _VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 
 
+class _Shown:
+    """An annotation that prints as the given text (inspect shows a non-type annotation by its repr)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
 def _as_output(x):
     """An output leaf as a tensor: Python values are returned as constants."""
     return x if isinstance(x, TensorBase) else convert_to_tensor(x)
-
-
-def _python_value(t):
-    """The Python value a trace type without tensors stands for (its placeholder)."""
-    return t.placeholder_value(None)
 
 
 def _fast_runner(concrete):

@@ -11,7 +11,7 @@ from tfn.config import _RUN_EAGERLY
 from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.graph_stack import TRACE_LOCK
-from tfn.core.tensor import SymbolicTensor, Tensor, constant
+from tfn.core.tensor import SymbolicTensor, Tensor, eager_constant
 from tfn.core.tensor_spec import TensorSpec
 from tfn.gradients import function_call
 from tfn.gradients.recording import ACTIVE as _TAPES
@@ -335,7 +335,7 @@ def _output_leaves(name, graph, outputs):
         elif isinstance(leaf, Tensor):
             out_leaves.append(("const", leaf))
         else:
-            out_leaves.append(("const", constant(leaf)))
+            out_leaves.append(("const", eager_constant(leaf)))  # a Python output: as it is
     return out_leaves, results
 
 
@@ -343,7 +343,7 @@ def _output_type(outputs):
     if outputs is None:
         return None
     leaves = [TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, (Tensor, SymbolicTensor))
-              else leaf if leaf is None else constant(leaf) for leaf in nest.flatten(outputs)]
+              else leaf if leaf is None else eager_constant(leaf) for leaf in nest.flatten(outputs)]
     return trace_type.of(nest.pack_sequence_as(outputs, leaves))
 
 

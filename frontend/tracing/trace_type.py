@@ -18,7 +18,7 @@ from tfn.core import graph as graph_mod
 from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, constant
 from tfn.core.tensor_spec import TensorSpec, shape_is_subtype
-from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.errors import InvalidArgumentError, StagingError
 from tfn.dialects.locations import with_excerpt
 from tfn.tracing.trace import PlaceholderContext, TraceType
 
@@ -291,7 +291,7 @@ class tracing_call:  # noqa: N801  (used like a function: `with tracing_call(fn,
         fn, ftype = self.entry
         if any(f is fn and t == ftype for f, t in stack):
             at = graph_mod.user_position()
-            raise RecursionError(with_excerpt(
+            raise StagingError(with_excerpt(
                 f"the tfn.function '{fn.__name__}' calls itself recursively with the same argument types "
                 f"{ftype.inputs_str()} while it is being traced{_where(at)}: a recursion on a tensor value cannot "
                 "end at trace time (the Python code runs once per trace, not once per value). Recursive "

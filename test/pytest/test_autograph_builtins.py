@@ -1,5 +1,5 @@
-"""Python builtins over tensors inside a trace, as TF's AutoGraph converts them: range and len with tensors,
-enumerate and zip, chained comparisons, and lists of tensors packed where an op takes one tensor."""
+"""Python builtins over tensors inside a trace, as TF's AutoGraph converts them: range, len, int, float and abs
+with tensors, enumerate and zip, chained comparisons, and lists of tensors packed where an op takes one tensor."""
 import pytest
 
 import tfn
@@ -47,28 +47,105 @@ def test_len_of_a_tensor():
         scalar(tfn.constant(1))
 
 
-def test_enumerate_and_zip_over_tensors():
+def test_enumerate_zip_and_unpacking_of_tensors_are_not_allowed_as_in_tf():
+    # TF 2.21: Python's enumerate/zip stay Python for tensors, and a graph tensor cannot be iterated, static
+    # shape or not (OperatorNotAllowedInGraphError); the `for` over the tensor itself is a tensor loop
     @tfn.function
-    def f(x, y):
+    def enum(x):
         s = tfn.constant(0)
         for i, v in enumerate(x):
             s += i * v
+        return s
+
+    @tfn.function
+    def zipped(x, y):
+        s = tfn.constant(0)
         for a, b in zip(x, y):
             s += a * b
         return s
 
-    assert f(tfn.constant([1, 2, 3]), tfn.constant([4, 5, 6])).numpy() == 8 + 32
-
-
-def test_chained_comparison_of_tensors_is_not_allowed_as_in_tf():
-    # TF converts `x == y == z` only with the EQUALITY_OPERATORS optional feature; by default the Python `and`
-    # it implies makes a tensor a Python bool
     @tfn.function
-    def f(x, y, z):
+    def unpack(x):
+        a, b = x
+        return a
+
+    @tfn.function
+    def direct(x):
+        s = tfn.constant(0)
+        for v in x:
+            s += v
+        return s
+
+    x, y = tfn.constant([1, 2, 3]), tfn.constant([4, 5, 6])
+    for f, args in ((enum, (x,)), (zipped, (x, y)), (unpack, (tfn.constant([1, 2]),))):
+        with pytest.raises(tfn.errors.OperatorNotAllowedInGraphError, match="Iterating over a symbolic"):
+            f(*args)
+    assert direct(x).numpy() == 6
+
+
+def test_chained_comparisons_of_tensors_are_a_tensor_and():
+    # TF 2.21 converts `a < b < c` to `a < b and b < c`, the tensor `and` being tf.cond(a < b, lambda: b < c, ...)
+    @tfn.function
+    def eq(x, y, z):
         return x == y == z
 
-    with pytest.raises(tfn.errors.OperatorNotAllowedInGraphError):
-        f(tfn.constant(1), tfn.constant(1), tfn.constant(1))
+    @tfn.function
+    def between(a, b, c):
+        return 0 < a < b <= c != 7
+
+    assert eq(tfn.constant(1), tfn.constant(1), tfn.constant(1)).numpy()
+    assert not eq(tfn.constant(1), tfn.constant(1), tfn.constant(2)).numpy()
+    assert between(tfn.constant(1), tfn.constant(2), tfn.constant(2)).numpy()
+    assert not between(tfn.constant(1), tfn.constant(2), tfn.constant(7)).numpy()
+    assert not between(tfn.constant(3), tfn.constant(2), tfn.constant(5)).numpy()
+    assert "ag__.compare_chain(0, ('Lt', lambda: a)" in tfn.autograph.to_code(between.python_function)
+
+
+def test_chained_comparison_evaluates_each_operand_once_and_stops_on_a_python_false():
+    calls = []
+
+    def mid(v):
+        calls.append(v)
+        return v
+
+    @tfn.function
+    def f(a, b, c):
+        return a < mid(b) < c, 3 < 2 < mid(c)
+
+    inside, python_false = f(tfn.constant(1), tfn.constant(2), tfn.constant(3))
+    assert inside.numpy() and python_false.dtype == tfn.bool and not python_false.numpy()
+    assert len(calls) == 1  # b once (TF evaluates it twice); c never: 3 < 2 is a Python False
+
+
+def test_chained_comparison_of_vectors_fails_as_tf_cond_on_a_vector():
+    # TF: tf.cond(x == x, ...) on a vector predicate -> InvalidArgumentError ("must be a scalar")
+    @tfn.function
+    def f(x):
+        return x == x == x
+
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="scalar"):
+        f(tfn.constant([1, 2]))
+
+
+def test_tensor_and_with_another_dtype_is_tf_conds_type_error():
+    @tfn.function
+    def f(x, y):
+        return x > 0 and y
+
+    with pytest.raises(TypeError, match="same number, type"):
+        f(tfn.constant(1), tfn.constant(2))
+    assert not f(tfn.constant(1), tfn.constant(False)).numpy()
+
+
+def test_int_float_and_abs_of_a_tensor_are_ops():
+    @tfn.function
+    def f(x):
+        return int(x), float(x), abs(-x), int("7"), float(2)
+
+    i, fl, a, seven, two = f(tfn.constant(3))
+    assert (i.dtype, fl.dtype, a.dtype) == (tfn.int32, tfn.float32, tfn.int32)
+    assert (i.numpy(), fl.numpy(), a.numpy()) == (3, 3.0, 3)
+    assert seven.numpy() == 7 and two.numpy() == 2.0
 
 
 def test_lists_of_tensors_are_packed():

@@ -24,9 +24,23 @@ def test_output_shapes_and_dtypes():
 
 def test_one_line_signature_and_repr():
     cf = scale.get_concrete_function(tfn.TensorSpec([None], tfn.int32))
-    assert cf.pretty_printed_signature(verbose=False) == "scale(x, y=2)"
-    assert repr(cf).startswith("<ConcreteFunction scale(x, y=2) at 0x")
+    line = ("(x: TensorSpec(shape=(None,), dtype=tfn.int32, name=None), y: Literal[2]) -> "
+            "Tuple[TensorSpec(shape=(None,), dtype=tfn.int32, name=None), TensorSpec(shape=(None,), dtype=tfn.float32, "
+            "name=None)]")
+    assert cf.pretty_printed_signature(verbose=False) == line  # TF 2.21's one line, tf. -> tfn.
+    assert repr(cf).startswith(f"<ConcreteFunction {line} at 0x")
     assert cf.pretty_printed_signature().startswith("Input Parameters:\n")
+
+
+def test_one_line_signature_with_varargs_and_kwargs_is_tfs():
+    @tfn.function
+    def f(x, *args, y=2, **kw):
+        return x * y
+
+    cf = f.get_concrete_function(tfn.TensorSpec([None], tfn.float32), 5, y=3, z=1)
+    assert cf.pretty_printed_signature(verbose=False) == (
+        "(x: TensorSpec(shape=(None,), dtype=tfn.float32, name=None), args_0: Literal[5], /, *, y: Literal[3], "
+        "z: Literal[1]) -> TensorSpec(shape=(None,), dtype=tfn.float32, name=None)")
 
 
 def test_flat_call_of_a_concrete_function():

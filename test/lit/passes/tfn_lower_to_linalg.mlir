@@ -3,7 +3,7 @@
 // RUN: tfn-opt %s --tfn-lower-to-linalg | FileCheck %s --check-prefix=NOTFN
 // NOTFN-NOT: "tfn.
 
-// tfn-verify, tfn-to-linalg, canonicalize, cse, linalg-fuse-elementwise-ops: the `linalg` stage.
+// tfn-verify, tfn-fold-constants, tfn-to-linalg, canonicalize, cse, linalg-fuse-elementwise-ops: the `linalg` stage.
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[A:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<?xf32>
 func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {
@@ -25,4 +25,15 @@ func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {
   // CHECK: return %[[R]] : tensor<?xf32>
   %3 = "tfn.identity"(%2) : (tensor<?xf32>) -> tensor<?xf32>
   return %3 : tensor<?xf32>
+}
+
+// Ops on constants are folded before lowering (tracing keeps them as ops, as TF): 3 + 4 is the constant 7.
+// CHECK-LABEL: func.func @folded
+// CHECK: %[[C:.*]] = arith.constant dense<7> : tensor<i32>
+// CHECK-NEXT: return %[[C]]
+func.func @folded() -> tensor<i32> {
+  %a = "tfn.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+  %b = "tfn.constant"() {value = dense<4> : tensor<i32>} : () -> tensor<i32>
+  %s = "tfn.add"(%a, %b) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  return %s : tensor<i32>
 }

@@ -3,6 +3,7 @@
 // RUN: FileCheck %s < %t
 // RUN: tfn-opt %s --tfn-lower-to-linalg --mlir-print-ir-after-all -o %t 2>&1 | FileCheck %s --check-prefix=DUMP
 // DUMP: IR Dump After tfn-verify
+// DUMP: IR Dump After tfn-fold-constants
 // DUMP: IR Dump After tfn-to-linalg
 // DUMP: IR Dump After Canonicalizer
 // DUMP: IR Dump After CSE

@@ -1,0 +1,45 @@
+// RUN: tfn-opt %s --tfn-fold-constants | FileCheck %s
+
+// Ops on constants become constants, chains fold through (3 + 4 = 7, then 7 > 5), attributes are read
+// (gather along axis 0), and multi-result ops fold every result.
+// CHECK-LABEL: func.func @chain
+func.func @chain() -> (tensor<i1>, tensor<2xf32>, tensor<i32>, tensor<i32>) {
+  %a = "tfn.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+  %b = "tfn.constant"() {value = dense<4> : tensor<i32>} : () -> tensor<i32>
+  %f = "tfn.constant"() {value = dense<5> : tensor<i32>} : () -> tensor<i32>
+  %p = "tfn.constant"() {value = dense<[1.5, 2.5, 3.5]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %i = "tfn.constant"() {value = dense<[2, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %v = "tfn.constant"() {value = dense<[8, 9]> : tensor<2xi32>} : () -> tensor<2xi32>
+  // CHECK-NOT: tfn.add
+  // CHECK-NOT: tfn.greater
+  // CHECK-NOT: tfn.gather
+  // CHECK-NOT: tfn.unstack
+  // CHECK-DAG: "tfn.constant"() {value = dense<true> : tensor<i1>}
+  // CHECK-DAG: "tfn.constant"() {value = dense<[3.500000e+00, 1.500000e+00]> : tensor<2xf32>}
+  // CHECK-DAG: "tfn.constant"() {value = dense<8> : tensor<i32>}
+  // CHECK-DAG: "tfn.constant"() {value = dense<9> : tensor<i32>}
+  %s = "tfn.add"(%a, %b) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  %g = "tfn.greater"(%s, %f) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %h = "tfn.gather"(%p, %i) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<2xi32>) -> tensor<2xf32>
+  %u:2 = "tfn.unstack"(%v) {axis = 0 : i64, num = 2 : i64} : (tensor<2xi32>) -> (tensor<i32>, tensor<i32>)
+  return %g, %h, %u#0, %u#1 : tensor<i1>, tensor<2xf32>, tensor<i32>, tensor<i32>
+}
+
+// Left alone: an op with an operand that is not a constant, a print (an effect), a gather whose index is out of
+// range (the compiled op reports it when the function runs) and a result of over 1024 elements.
+// CHECK-LABEL: func.func @kept
+func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>) {
+  %a = "tfn.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+  %p = "tfn.constant"() {value = dense<[1.5, 2.5, 3.5]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %bad = "tfn.constant"() {value = dense<7> : tensor<i32>} : () -> tensor<i32>
+  %one = "tfn.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  // CHECK: "tfn.add"
+  %s = "tfn.add"(%x, %a) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  // CHECK: "tfn.print"
+  "tfn.print"(%a) {prefix = "a: ", site = 0 : i64, stream = "stderr", suffix = "\0A", summarize = 3 : i64} : (tensor<i32>) -> ()
+  // CHECK: "tfn.gather"
+  %g = "tfn.gather"(%p, %bad) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<i32>) -> tensor<f32>
+  // CHECK: "tfn.fill"
+  %big = "tfn.fill"(%one) {shape = array<i64: 2000>} : (tensor<f32>) -> tensor<2000xf32>
+  return %s, %g, %big : tensor<i32>, tensor<f32>, tensor<2000xf32>
+}
