@@ -10,7 +10,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, toolchain
+from tfn.runtime import cache, cuda_driver, toolchain
 
 
 def _declared_functions(llvm_module):
@@ -22,6 +22,11 @@ def _declared_functions(llvm_module):
 def _uses_async_runtime(declared):
     """Whether the module calls MLIR's async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
     return any(name.startswith("mlirAsyncRuntime") for name in declared)
+
+
+def _uses_cuda_runtime(declared):
+    """Whether the module is the host side of GPU code: it calls MLIR's CUDA runtime wrappers (mgpu*)."""
+    return any(name.startswith("mgpu") for name in declared)
 
 
 def _needs_runner_utils(declared):
@@ -59,6 +64,9 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
+    cuda = _uses_cuda_runtime(declared)
+    if cuda:
+        cuda_driver.runtime()  # likewise: NotFoundError, naming what is missing, where no driver is
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
@@ -66,7 +74,8 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
+    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
+            *([cuda_driver.CUDA_RUNTIME] if cuda else [])]
     link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
     error = link.wait()

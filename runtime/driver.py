@@ -4,6 +4,7 @@ The frontend hands over the module it traced (which keeps the user's source loca
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
 import dataclasses
+import shutil
 
 from mlir import ir
 
@@ -11,7 +12,8 @@ from tfn.dialects.errors import CompileError
 from tfn.passes import pipelines, registry
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
-from tfn.runtime import cache, compiler
+from tfn.runtime import cache, compiler, devices
+from tfn.runtime.device_executable import DeviceExecutable
 from tfn.runtime.executable import Executable
 
 STAGES = pipelines.STAGES
@@ -34,10 +36,18 @@ class CompileOptions:
 DEFAULT_OPTIONS = CompileOptions()
 
 
-def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None):
+# The pipeline that compiles a traced module for each kind of GPU (passes/pipelines.py): the emulated GPU's turns
+# the mapped gpu.launch IR into CPU loops (an ordinary CPU library), a CUDA GPU's ends in NVVM and a fatbin.
+GPU_PIPELINES = {devices.EMULATED: "tfn-gpu-emulate-pipeline", devices.CUDA: "tfn-gpu-pipeline"}
+
+
+def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None):
     """The Executable of function `symbol` of traced `module` (tfn dialect, left unchanged), from the artifact cache
     or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
-    callback sites' handlers; name: the function's name in compile errors (default: symbol)."""
+    callback sites' handlers; name: the function's name in compile errors (default: symbol); device: a GPU
+    (runtime/devices.py) to compile for, giving a DeviceExecutable, or None / the CPU."""
+    if device is not None and device.is_gpu:
+        return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
     with module.context:
         level = options.opt_level
         if level is None:
@@ -54,6 +64,29 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
         return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=_describer(module, symbol),
                           handlers=handlers, source=artifact.name)
+
+
+def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device):
+    options = dataclasses.replace(options, pipeline=GPU_PIPELINES[device.backend],
+                                  target_key=f"{options.target_key};gpu-{device.backend}".lstrip(";"))
+    if device.backend == devices.EMULATED:
+        exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
+        return DeviceExecutable(device, in_types, out_types, executable=exe)
+    with module.context:
+        level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol]) if options.opt_level is None \
+            else options.opt_level
+        on = target_mod.current() if options.target is None else options.target
+        k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
+        artifact, scratch = cache.lookup(k), None
+        if artifact is None:
+            lowered = _copy(module)
+            _run_pipeline(lowered.operation, registry.pipeline_text(options.pipeline, on), name or symbol, on)
+            artifact, scratch = compiler.build_and_store(lowered, k, level, on)
+    with artifact:
+        exe = DeviceExecutable(device, in_types, out_types, so_path=artifact.path, symbol=symbol)
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped
+    return exe
 
 
 def stage_ir(module, stage, name):
