@@ -180,10 +180,10 @@ def _free_cuda(name, ptr, nbytes):
 
 def to_device(device, array):
     """A new buffer on GPU `device` holding `array`'s value: one host-to-device copy."""
-    array = np.ascontiguousarray(array)
+    array = np.require(array, requirements="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     if device.backend == EMULATED:
         _count("host_to_device", array.nbytes)
-        return EmulatedBuffer(device, np.array(array, copy=True))
+        return EmulatedBuffer(device, np.array(array, copy=True, order="C"))
     if device.backend == CUDA:
         cuda = cuda_driver.runtime()
         cuda.select(device.index)

@@ -30,6 +30,8 @@ def parse(name):
         return None
     if isinstance(name, devices.Device):
         return (name.kind, name.index)
+    if isinstance(name, tuple) and len(name) == 2 and name[0] in _KINDS and isinstance(name[1], int):
+        return name  # already parsed
     if not isinstance(name, str):
         raise TypeError(f"a device name must be a string, got {type(name).__name__}: {name!r}")
     found = None
