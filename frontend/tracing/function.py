@@ -6,8 +6,8 @@ from mlir import ir
 
 from tfn import nest, runtime
 from tfn.core import graph_stack
-from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.device_tensor import DeviceTensor
+from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.core.tensor_spec import TensorSpec

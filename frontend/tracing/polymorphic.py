@@ -8,9 +8,8 @@ import weakref
 
 from tfn import autograph, nest
 from tfn.config import _RUN_EAGERLY
-from tfn.core import device_scope
+from tfn.core import device_scope, leaks
 from tfn.core import graph as graph_mod
-from tfn.core import leaks
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
