@@ -88,6 +88,14 @@ def _get_memory_info(device):
     return devices.memory_info(found)
 
 
+def _reset_memory_stats(device):
+    """Make a GPU's peak memory its current use (TF's)."""
+    found = _device_of(device)
+    if not found.is_gpu:
+        raise ValueError(f"reset_memory_stats is not supported for {found.short_name}: tfn tracks GPU memory only")
+    devices.reset_memory_stats(found)
+
+
 def _get_device_details(device):
     """{'device_name': ..., 'compute_capability': (major, minor)} of a GPU (TF's); {} for the CPU."""
     found = _device_of(device)
@@ -107,6 +115,7 @@ def _get_device_copy_stats():
 
 experimental = types.SimpleNamespace(
     get_memory_info=_get_memory_info,
+    reset_memory_stats=_reset_memory_stats,
     get_device_details=_get_device_details,
     get_device_copy_stats=_get_device_copy_stats,
     reset_device_copy_stats=devices.reset_copy_stats,

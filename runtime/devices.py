@@ -84,8 +84,11 @@ def find(kind, index):
 
 
 def why_no_gpu():
-    """Why no GPU is visible (the driver's reason), for error messages."""
-    return cuda_driver.probe().reason or "no GPU is visible"
+    """Why a GPU asked for is not there, for error messages: emulation, or what the CUDA driver reports."""
+    if gpu_emulation():
+        return f"GPU emulation ({EMULATE_ENV}) makes one emulated GPU:0 the only GPU"
+    state = cuda_driver.probe()
+    return state.reason or f"the CUDA driver reports {len(state.gpus)} GPU(s)"
 
 
 # --- copies and their counts -------------------------------------------------------------------------------------
@@ -113,6 +116,13 @@ def memory_info(device):
     with _LOCK:
         current, peak = _MEMORY.get(device.name, (0, 0))
         return {"current": current, "peak": peak}
+
+
+def reset_memory_stats(device):
+    """Make the device's peak its current use (TF's reset_memory_stats)."""
+    with _LOCK:
+        used = _MEMORY.setdefault(device.name, [0, 0])
+        used[1] = used[0]
 
 
 def _hold(device, nbytes):
