@@ -1,0 +1,132 @@
+"""tfn-gpu-tile: linalg on tensors tiled for the GPU: elementwise ops into block and thread scf.foralls.
+
+The first GPU pass (pipelines `tfn-gpu-mapped`, `tfn-gpu-nvvm`, `tfn-gpu-emulate`; see passes/gpu.py). Every
+all-parallel linalg op (generic, fill, transpose, broadcast, copy, map) of rank 1 to 3 (an elementwise op of higher
+rank with identity maps is flattened to rank 1 first, `transform.structured.flatten_elementwise`) is tiled with the
+transform dialect: `tile_using_forall` by `block-size` elements along its innermost loop and by 1 along the others,
+mapped to `#gpu.block<x>` (innermost), `<y>`, `<z>`; then each block tile by 1 along the innermost loop, mapped to
+`#gpu.thread<x>`. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
+block, one element per thread, with the bounds guard of the last partial block (`scf.if tid < n`).
+
+linalg.reduce and linalg.matmul are tagged `tfn.gpu_kernel` ("reduce", "matmul") and left whole: tfn-gpu-map
+writes their kernels (shared memory, barriers, warp shuffles) once their operands are buffers. Any other op that
+computes on tensors has no GPU kernel yet: the pass fails naming it at its location.
+"""
+from mlir import ir
+
+from tfn.passes.options import Option, positive
+from tfn.passes.registry import PassFailure, register
+from tfn.passes.target import gpu_target
+from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
+from tfn.passes.walk import collect
+
+BLOCK_SIZE = Option("block-size", "threads per block of the elementwise kernels (default: the GPU target's)",
+                    lambda t: gpu_target().block_size, positive)
+
+PARALLEL_OPS = {"linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast", "linalg.copy", "linalg.map"}
+KERNEL_OPS = {"linalg.reduce": "reduce", "linalg.matmul": "matmul"}
+# ops on tensors that compute nothing on the device (shapes, views, constants) and stay as they are
+VIEW_OPS = {"tensor.empty", "tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice", "tensor.cast",
+            "arith.constant", "func.return", "func.func", "builtin.module", "linalg.yield", "linalg.index"}
+_ANY = "!transform.any_op"
+_BLOCKS = ("#gpu.block<x>", "#gpu.block<y>", "#gpu.block<z>")
+
+
+def _iterators(op):
+    if "iterator_types" not in op.attributes:
+        return ["parallel"] * _rank(op)  # named elementwise ops: fill, transpose, broadcast, copy, map
+    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _rank(op):
+    outs = [v for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
+    return ir.RankedTensorType(outs[-1].type).rank if outs else 0
+
+
+def _identity_maps(op):
+    if "indexing_maps" not in op.attributes:
+        return op.name in ("linalg.fill", "linalg.copy", "linalg.map")
+    return all(ir.AffineMapAttr(m).value == ir.AffineMap.get_identity(_rank(op))
+               for m in ir.ArrayAttr(op.attributes["indexing_maps"]))
+
+
+def classify(op):
+    """'parallel', 'reduce', 'matmul', 'scalar' (rank 0: one thread) or None (no GPU kernel for it)."""
+    if op.name in KERNEL_OPS:
+        return KERNEL_OPS[op.name]
+    if op.name in PARALLEL_OPS and op.results and all(i == "parallel" for i in _iterators(op)):
+        return "scalar" if _rank(op) == 0 else "parallel"
+    return None
+
+
+def schedule(ids_and_ranks, block_size):
+    """The transform lines tiling op `tfn.gpu_id = i` (rank r, flatten: whether to flatten it first)."""
+    lines = []
+    for i, rank, flatten in ids_and_ranks:
+        lines.append(match_tagged(f"%op{i}", "tfn.gpu_id", i))
+        if flatten:
+            lines.append(f"%op{i}f = transform.structured.flatten_elementwise %op{i} : ({_ANY}) -> {_ANY}")
+            rank = 1
+            handle = f"%op{i}f"
+        else:
+            handle = f"%op{i}"
+        sizes = [1] * (rank - 1) + [block_size]
+        mapping = ", ".join(reversed(_BLOCKS[:rank]))
+        lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall {handle} tile_sizes "
+                     f"[{', '.join(map(str, sizes))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+        threads = [0] * (rank - 1) + [block_size]
+        lines.append(f"%u{i}, %h{i} = transform.structured.tile_using_forall %t{i} num_threads "
+                     f"[{', '.join(map(str, threads))}] (mapping = [#gpu.thread<x>]) : "
+                     f"({_ANY}) -> ({_ANY}, {_ANY})")
+    return lines
+
+
+@register("tfn-gpu-tile", "Tile elementwise linalg ops on tensors into block/thread scf.foralls; tag reductions "
+          "and matmuls for tfn-gpu-map", options=[BLOCK_SIZE])
+def gpu_tile(module_op, block_size):
+    bad = []
+
+    def unsupported(op):
+        if op.name in VIEW_OPS or op.name.startswith(("arith.", "math.")) and _inside_linalg(op):
+            return False
+        if op.name.startswith("linalg.") and classify(op) is None:
+            return True
+        computes = any(isinstance(v.type, ir.RankedTensorType) for v in op.results) and op.name not in VIEW_OPS
+        return computes and classify(op) is None and not _inside_linalg(op)
+
+    for op in collect(module_op, unsupported):
+        op.location.emit_error(f"tfn-gpu-tile: {op.name} has no GPU kernel (the GPU path maps elementwise ops, "
+                               "linalg.reduce and linalg.matmul)")
+        bad.append(op)
+    if bad:
+        raise PassFailure()
+    work = []
+    for op in collect(module_op, lambda o: classify(o) is not None and not _inside_linalg(o)):
+        kind = classify(op)
+        if kind in ("reduce", "matmul"):
+            op.attributes["tfn.gpu_kernel"] = ir.StringAttr.get(kind)
+        elif kind == "scalar":
+            op.attributes["tfn.gpu_kernel"] = ir.StringAttr.get("scalar")
+        else:
+            rank = _rank(op)
+            flatten = rank > 1 and _identity_maps(op) and op.name != "linalg.fill" or rank > 3
+            if rank > 3 and not _identity_maps(op):
+                op.location.emit_error(f"tfn-gpu-tile: {op.name} of rank {rank} with a broadcast or transpose has no "
+                                       "GPU mapping (at most 3 dimensions map to blocks)")
+                raise PassFailure()
+            i = len(work)
+            op.attributes["tfn.gpu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+            work.append((i, rank, flatten))
+    if work:
+        apply_schedule(module_op, named_sequence(schedule(work, block_size)))
+    for op in collect(module_op, lambda o: "tfn.gpu_id" in o.attributes):
+        del op.attributes["tfn.gpu_id"]
+
+
+def _inside_linalg(op):
+    parent = op.parent
+    while parent is not None:
+        if parent.name.startswith("linalg."):
+            return True
+        parent = parent.parent
+    return False
