@@ -57,5 +57,5 @@ def speed():
 run_section("basics.py")
 speed()
 for name in ["tracing.py", "tracing_extras.py", "autograph.py", "control_flow.py", "data.py",
-             "print_and_py_function.py", "variables.py", "gradients.py", "keras.py"]:
+             "print_and_py_function.py", "variables.py", "gradients.py", "keras.py", "devices.py"]:
     run_section(name)

@@ -4,15 +4,16 @@ The frontend hands over the module it traced (which keeps the user's source loca
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
 import dataclasses
+import os
 import shutil
 
 from mlir import ir
 
-from tfn.dialects.errors import CompileError
-from tfn.passes import pipelines, registry
+from tfn.dialects.errors import CompileError, UnimplementedError
+from tfn.passes import gpu, pipelines, registry
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
-from tfn.runtime import cache, compiler, devices
+from tfn.runtime import cache, compiler, cuda_driver, devices
 from tfn.runtime.device_executable import DeviceExecutable
 from tfn.runtime.executable import Executable
 
@@ -36,9 +37,24 @@ class CompileOptions:
 DEFAULT_OPTIONS = CompileOptions()
 
 
-# The pipeline that compiles a traced module for each kind of GPU (passes/pipelines.py): the emulated GPU's turns
-# the mapped gpu.launch IR into CPU loops (an ordinary CPU library), a CUDA GPU's ends in NVVM and a fatbin.
-GPU_PIPELINES = {devices.EMULATED: "tfn-gpu-emulate-pipeline", devices.CUDA: "tfn-gpu-pipeline"}
+def gpu_pipeline(device):
+    """The pipeline text compiling a traced module for GPU `device` (passes/gpu.py), with tfn-gpu-device-abi as its
+    host side: arguments and results in device memory, every host<->device copy left to the runtime. The emulated
+    GPU's turns the mapped gpu.launch IR into CPU loops (an ordinary CPU library); a CUDA GPU's ends in NVVM and a
+    fatbin for its chip (TFN_GPU_CHIP, else from its compute capability)."""
+    if device.backend == devices.EMULATED:
+        text = gpu.pipeline_for("emulate")
+    else:
+        text = gpu.pipeline_for("nvvm", chip=os.environ.get(target_mod.GPU_ENV) or _chip(device))
+    return text.replace("tfn-gpu-device-buffers", "tfn-gpu-device-abi")
+
+
+def _chip(device):
+    major, minor = cuda_driver.probe().gpus[device.index].compute_capability
+    if major < 8:
+        raise UnimplementedError(f"{device.name} has compute capability {major}.{minor}; tfn generates GPU code for "
+                                 "sm_80 and later")
+    return "sm_80" if major == 8 else "sm_90"  # a newer GPU JIT-compiles the fatbin's PTX
 
 
 def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None):
@@ -67,7 +83,7 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
 
 
 def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device):
-    options = dataclasses.replace(options, pipeline=GPU_PIPELINES[device.backend],
+    options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
                                   target_key=f"{options.target_key};gpu-{device.backend}".lstrip(";"))
     if device.backend == devices.EMULATED:
         exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
