@@ -83,6 +83,8 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
 
 
 def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device):
+    if device.backend == devices.CUDA:
+        cuda_driver.runtime()  # NotFoundError, naming what is missing, before any work where there is no driver
     options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
                                   target_key=f"{options.target_key};gpu-{device.backend}".lstrip(";"))
     if device.backend == devices.EMULATED:

@@ -125,3 +125,37 @@ def test_memory_info_is_for_gpus_only():
         tfn.config.experimental.get_memory_info("GPU:7")
     with pytest.raises(ValueError, match="GPU memory only"):
         tfn.config.experimental.get_memory_info("CPU:0")
+
+
+def _traced(fn, *specs):
+    return tfn.function(fn).get_concrete_function(*specs)
+
+
+@pytest.mark.skipif(not NO_GPU, reason="a GPU is visible: the missing-driver error cannot happen")
+def test_compiling_for_a_cuda_gpu_without_a_driver_is_a_not_found_error():
+    from tfn.dialects.types import TensorType
+    from tfn.runtime import driver
+    c = _traced(lambda x: x * 2.0, tfn.TensorSpec([8]))
+    t = TensorType((8,), tfn.float32)
+    with pytest.raises(tfn.errors.NotFoundError, match="libcuda.so.1"):
+        driver.compile(c.graph.module, symbol=c.graph.symbol, in_types=[t], out_types=[t],
+                       device=devices.Device("GPU", 0, devices.CUDA))
+
+
+def test_cuda_host_code_leaves_every_host_device_copy_to_the_runtime(monkeypatch):
+    """The NVVM pipeline the runtime uses (host side tfn-gpu-device-abi): the host code allocates device memory
+    and launches kernels, and copies nothing between host and device (ptxas accepts the kernels on the way)."""
+    from tfn.passes import registry
+    from tfn.runtime import compiler, driver
+    monkeypatch.setenv("TFN_GPU_CHIP", "sm_90")
+    c = _traced(lambda x, y: (tfn.reduce_sum(x * y + 1.0, axis=1), tfn.tanh(x)), tfn.TensorSpec([64, 100]),
+                tfn.TensorSpec([64, 100]))
+    text = driver.gpu_pipeline(devices.Device("GPU", 0, devices.CUDA))
+    assert "cubin-chip=sm_90" in text and "tfn-gpu-device-abi" in text
+    with c.graph.module.context:
+        lowered = driver._copy(c.graph.module)
+        registry.run(text, lowered.operation)
+    declared = compiler._declared_functions(lowered)
+    assert compiler._uses_cuda_runtime(declared)
+    assert "mgpuMemAlloc" in declared and "mgpuMemcpy" not in declared
+    assert "gpu.binary" in str(lowered) and "gpu.launch_func" in str(lowered)
