@@ -166,3 +166,26 @@ def test_gpu_functions_compile_through_the_gpu_emulation_pipeline():
     on_gpu = f._placed[gpu].get_concrete_function(x)
     assert on_gpu.placement == gpu
     assert on_gpu._executable.source != f.get_concrete_function(x)._executable.source
+
+
+def test_the_environment_variable_turns_emulation_on(monkeypatch):
+    devices.set_gpu_emulation(None)  # let TFN_GPU_EMULATE decide
+    monkeypatch.setenv("TFN_GPU_EMULATE", "1")
+    assert [d.device_type for d in tfn.config.list_logical_devices()] == ["CPU", "GPU"]
+    monkeypatch.setenv("TFN_GPU_EMULATE", "0")
+    assert [d.device_type for d in tfn.config.list_logical_devices("GPU")] == \
+        ["GPU"] * len(tfn.config.list_physical_devices("GPU"))
+    assert all("emulated" not in str(d) for d in devices.devices("GPU"))
+
+
+def test_a_device_executable_checks_its_inputs():
+    from tfn.dialects.types import TensorType
+    from tfn.runtime.device_executable import DeviceExecutable
+    exe = DeviceExecutable(devices.find("GPU", 0), [TensorType((2, None), tfn.float32)], [], executable=None)
+    buf = exe.on_device(np.ones((2, 5), np.float32), 0)
+    assert exe.on_device(buf, 0) is buf  # already there: used as it is
+    with pytest.raises(tfn.errors.InvalidArgumentError, match=r"input 0: expected a float32 tensor of shape "
+                                                              r"\[2, None\], got int32 of shape \[2, 5\]"):
+        exe.on_device(np.ones((2, 5), np.int32), 0)
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="got float32 of shape \\[3, 5\\]"):
+        exe.on_device(np.ones((3, 5), np.float32), 0)
