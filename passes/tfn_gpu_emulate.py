@@ -262,9 +262,8 @@ class _Launch:
             lin = self.segments[s][2]
             w = _const(ip, self.warp, loc)
             lane = _binop("arith.remui", ip, lin, w, loc)
-            cast = lambda v: ir.Operation.create("arith.index_cast", results=[_index()], operands=[v], loc=loc,
-                                                 ip=ip).result
-            off, wid = cast(offset), cast(width)
+            off, wid = (ir.Operation.create("arith.index_cast", results=[_index()], operands=[v], loc=loc,
+                                            ip=ip).result for v in (offset, width))
             mode = str(op.attributes["mode"]).split()[-1].rstrip(">")
             if mode == "xor":
                 src = _binop("arith.xori", ip, lane, off, loc)
@@ -274,15 +273,10 @@ class _Launch:
                 src = _binop("arith.subi", ip, lane, off, loc)  # wraps to a huge index when negative: invalid
             else:
                 src = off
-            i1 = ir.IntegerType.get_signless(1)
-            cmp = lambda pred, a, b: ir.Operation.create(
-                "arith.cmpi", results=[i1], operands=[a, b],
-                attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), pred)}, loc=loc,
-                ip=ip).result
-            valid = cmp(6, src, wid)  # ult
+            valid = _ult(ip, src, wid, loc)
             base = _binop("arith.subi", ip, lin, lane, loc)
             src_lin = _binop("arith.addi", ip, base, src, loc)
-            valid = _binop("arith.andi", ip, valid, cmp(6, src_lin, self.threads), loc)
+            valid = _binop("arith.andi", ip, valid, _ult(ip, src_lin, self.threads, loc), loc)
             at = ir.Operation.create("arith.select", results=[_index()], operands=[valid, src_lin, lin], loc=loc,
                                      ip=ip).result
             got = ir.Operation.create("memref.load", results=[value.type], operands=[buf, at], loc=loc, ip=ip).result
@@ -325,8 +319,8 @@ class _Launch:
                             buf = self._store_of(value)
                             ip = _after(self.segments[s][2].owner)
                             elem = _stored_type(value.type)
-                            got = ir.Operation.create("memref.load", results=[elem], operands=[buf, self.segments[s][2]],
-                                                      loc=self.loc, ip=ip).result
+                            got = ir.Operation.create("memref.load", results=[elem],
+                                                      operands=[buf, self.segments[s][2]], loc=self.loc, ip=ip).result
                             if elem != value.type:
                                 got = ir.Operation.create("arith.trunci", results=[value.type], operands=[got],
                                                           loc=self.loc, ip=_after(got.owner)).result
@@ -355,6 +349,13 @@ class _Launch:
                             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0])},
                 loc=self.loc, ip=_after(lin.owner)).result
         return self.views[key]
+
+
+def _ult(ip, a, b, loc):
+    """a < b, unsigned (arith.cmpi ult)."""
+    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)], operands=[a, b],
+                               attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 6)},
+                               loc=loc, ip=ip).result
 
 
 def _stored_type(t):

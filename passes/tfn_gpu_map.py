@@ -164,7 +164,7 @@ def _row_reduce_text(in_t, out_t, elem, combine, identity, block, warp, slack, b
     """The body of a row-reduction launch over %x: [M, N] into %y: [M'] (store: 'combine' into %y[row], or
     'partial' into %y[row * blocks + g])."""
     warps = max(block // warp, 1)
-    lines = [f"%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+    lines = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
              f"%cB = arith.constant {block} : index", f"%cW = arith.constant {warp} : index",
              f"%cG = arith.constant {blocks} : index", f"%cWs = arith.constant {warps} : index",
              f"%cWs1 = arith.constant {warps - 1} : index",
