@@ -85,3 +85,28 @@ def test_emulation_catches_an_off_by_one_bounds_guard(case):
     np.testing.assert_allclose(_run(fn, args), want, rtol=1e-4, atol=1e-4)
     wrong = _run(fn, args, guard_slack=-1)
     assert not np.allclose(wrong, want, rtol=1e-4, atol=1e-4)
+
+
+def _run_specs(fn, arrays, specs, out_type):
+    concrete = tfn.function(fn).get_concrete_function(*specs)
+    graph = concrete.graph
+    executable = runtime.compile(graph.module, runtime.CompileOptions(pipeline=gpu.pipeline_for("emulate")),
+                                 symbol=graph.symbol, in_types=[TensorType(tuple(s.shape), s.dtype) for s in specs],
+                                 out_types=[out_type])
+    return executable(arrays)[0]
+
+
+def test_dynamic_shapes():
+    """Sizes known only at run time: a fixed grid of blocks for elementwise ops, run-time bounds in the kernels."""
+    spec = [tfn.TensorSpec([None, None], tfn.float32)]
+    got = _run_specs(lambda x: x * 2.0 + 1.0, [X], spec, TensorType((None, None), tfn.float32))
+    np.testing.assert_allclose(got, X * 2.0 + 1.0, rtol=1e-6)
+    got = _run_specs(lambda x: tfn.reduce_sum(x, axis=1), [X], spec, TensorType((None,), tfn.float32))
+    np.testing.assert_allclose(got, X.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_integer_reductions_and_bool_outputs():
+    ints = RNG.integers(-1000, 1000, size=(9, 333)).astype(np.int32)
+    np.testing.assert_array_equal(_run(lambda x: tfn.reduce_max(x, axis=1), [ints]), ints.max(axis=1))
+    np.testing.assert_array_equal(_run(lambda x: tfn.reduce_min(x), [ints]), ints.min())
+    np.testing.assert_array_equal(_run(lambda x: x > 0.5, [X]), X > 0.5)
