@@ -88,6 +88,8 @@ class _Launch:
         self.by_loop = {}        # innermost thread loop operation -> segment index
         self.storage = {}        # value -> per-thread storage buffer
         self.cleanup = []        # buffers to free after the block loops
+        self.private = []        # (private attribution, its per-thread buffer, its type)
+        self.views = {}          # (per-thread buffer, segment) -> the segment's thread's view of it
 
     # -- structure --
     def run(self):
@@ -138,8 +140,6 @@ class _Launch:
         for op in barriers:
             op.erase()
         self.launch.erase()
-        after = ir.InsertionPoint.at_block_begin(self.launch_parent_block) if False else None
-        del after
         for buf in self.cleanup:
             ir.Operation.create("memref.dealloc", results=[], operands=[buf], loc=loc, ip=self.end_ip)
 
@@ -166,7 +166,7 @@ class _Launch:
                 if op.name != "scf.for" or op.results:
                     raise EmulationError(op, f"a gpu.barrier or gpu.shuffle inside {op.name}"
                                          + (" with results" if op.results else ""))
-                op.move_before(ip.ref_operation) if ip.ref_operation is not None else None
+                op.move_before(ip.ref_operation)  # the loop runs once per block, around its body's thread loops
                 body = op.regions[0].blocks[0]
                 inner = list(body.operations)
                 self._level(inner[:-1], ir.InsertionPoint(inner[-1]))
@@ -203,12 +203,6 @@ class _Launch:
                 return self.by_loop[parent]
             op = parent
         return None
-
-    def _after_head(self, s):
-        """An insertion point in segment s just after its linear id (where its loads go)."""
-        lin = self.segments[s][2]
-        return ir.InsertionPoint(lin.owner).__class__(lin.owner.operation.block) if False else \
-            _after(lin.owner)
 
     # -- values --
     def _thread_ids(self):
@@ -247,7 +241,6 @@ class _Launch:
     def _private(self, arg, t):
         dyn = ir.ShapedType.get_dynamic_size()
         buf = self._alloc(ir.MemRefType.get([dyn] + list(t.shape), t.element_type), [self.threads])
-        self.private = getattr(self, "private", [])
         self.private.append((arg, buf, t))
 
     def _shuffles(self):
@@ -286,7 +279,7 @@ class _Launch:
 
     def _crossing(self):
         """Values used in another segment than their own: views recomputed there, scalars through storage."""
-        for arg, buf, t in getattr(self, "private", []):
+        for arg, buf, t in self.private:
             for use in list(arg.uses):
                 s = self._segment_of(use.owner)
                 if s is None:
@@ -328,8 +321,6 @@ class _Launch:
                     inner.operands[i] = loaded[key]
 
     def _view_of(self, buf, t, s):
-        if not hasattr(self, "views"):
-            self.views = {}
         key = (buf, s)
         if key not in self.views:
             dyn = ir.ShapedType.get_dynamic_size()

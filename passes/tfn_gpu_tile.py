@@ -1,13 +1,14 @@
 """tfn-gpu-tile: linalg on tensors tiled for the GPU: elementwise ops into block and thread scf.foralls.
 
-The first GPU pass (pipelines `tfn-gpu-mapped`, `tfn-gpu-nvvm`, `tfn-gpu-emulate`; see passes/gpu.py). Every
-all-parallel linalg op (generic, fill, transpose, broadcast, copy, map) of rank 1 to 3 (an elementwise op of higher
-rank with identity maps is flattened to rank 1 first, `transform.structured.flatten_elementwise`) is tiled with the
-transform dialect: `tile_using_forall` by `block-size` elements along its innermost loop and by 1 along the others,
-mapped to `#gpu.block<x>` (innermost), `<y>`, `<z>`; then each block tile by 1 along the innermost loop, mapped to
-`#gpu.thread<x>`. A shape known only at run time is split into `dynamic-blocks` blocks instead (the grid must be
-static), each a contiguous share its threads split again. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
-block, one element per thread, with the bounds guard of the last partial block (`scf.if tid < n`).
+The first GPU pass (pipelines `tfn-gpu-mapped`, `tfn-gpu-nvvm`, `tfn-gpu-emulation`; see passes/gpu.py). Every
+all-parallel linalg op (generic, fill, transpose, broadcast, copy, map) of rank 1 to 3 (an op with identity maps is
+flattened to rank 1 first, `transform.structured.flatten_elementwise`, unless several of its dims are dynamic) is
+tiled with the transform dialect: `tile_using_forall` by `block-size` elements along its innermost loop and by 1
+along the others, mapped to `#gpu.block<x>` (innermost), `<y>`, `<z>`; then each block tile is split among
+`block-size` threads (`num_threads`, mapped to `#gpu.thread<x>`), one element per thread. A shape known only at run
+time is split into `dynamic-blocks` blocks instead (the grid must be static), each a contiguous share that its
+threads split again. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
+block; the last block's threads past the end get an empty slice (a loop of 0 trips: the bounds guard).
 
 linalg.reduce and linalg.matmul are tagged `tfn.gpu_kernel` ("reduce", "matmul") and left whole: tfn-gpu-map
 writes their kernels (shared memory, barriers, warp shuffles) once their operands are buffers. Any other op that
