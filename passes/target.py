@@ -165,11 +165,12 @@ class GpuTarget:
     block_size: int = 256      # threads per block of the elementwise and reduction kernels
     matmul_tile: int = 16      # the matmul kernel's square tile: tile x tile threads, two tile x tile shared arrays
     shared_bytes: int = 48 * 1024  # static shared memory one block may use
+    multiprocessors: int = 132  # SMs: an elementwise kernel of unknown size gets 4 blocks per SM
 
 
 GPU_TARGETS = {
-    "sm_90": GpuTarget("sm_90", "+ptx80"),  # Hopper (H100, H200): PTX 8.0 is the first to know sm_90
-    "sm_80": GpuTarget("sm_80", "+ptx80"),  # Ampere (A100)
+    "sm_90": GpuTarget("sm_90", "+ptx80", multiprocessors=132),  # Hopper (H100): PTX 8.0 is the first with sm_90
+    "sm_80": GpuTarget("sm_80", "+ptx80", multiprocessors=108),  # Ampere (A100)
 }
 
 

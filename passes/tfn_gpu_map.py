@@ -27,6 +27,7 @@ the bound of the reduction and matmul guards: -1 drops the last element of each 
 tests (test_gpu_emulate.py) must catch.
 """
 import math
+import re
 
 from mlir import ir
 
@@ -164,7 +165,7 @@ def _row_reduce_text(in_t, out_t, elem, combine, identity, block, warp, slack, b
     """The body of a row-reduction launch over %x: [M, N] into %y: [M'] (store: 'combine' into %y[row], or
     'partial' into %y[row * blocks + g])."""
     warps = max(block // warp, 1)
-    lines = [f"%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+    lines = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
              f"%cB = arith.constant {block} : index", f"%cW = arith.constant {warp} : index",
              f"%cG = arith.constant {blocks} : index", f"%cWs = arith.constant {warps} : index",
              f"%cWs1 = arith.constant {warps - 1} : index",
@@ -270,7 +271,6 @@ def _map_reduce(op, block, warp, slack):
 
 def _rename(text, prefix):
     """Prefix every SSA name of a kernel's text (so two kernels can share a function body)."""
-    import re  # start-up cost: only the two-stage reduction needs it
     return re.sub(r"%([A-Za-z_][\w]*)", lambda m: f"%{prefix}{m.group(1)}", text)
 
 
@@ -334,13 +334,12 @@ def _map_scalar(op):
             "%gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {\n      gpu.terminator\n    }")
     _splice(op, [], text)
     launch = op.operation.block.operations  # the launch is now just before op
-    prev = None
+    previous = None
     for o in launch:
         if o.operation == op.operation:
             break
-        prev = o
-    terminator = list(prev.regions[0].blocks[0].operations)[-1]
-    op.move_before(terminator)
+        previous = o
+    op.move_before(list(previous.regions[0].blocks[0].operations)[-1])  # before its gpu.terminator
 
 
 def _block_foralls(module_op):

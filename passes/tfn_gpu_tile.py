@@ -1,12 +1,14 @@
 """tfn-gpu-tile: linalg on tensors tiled for the GPU: elementwise ops into block and thread scf.foralls.
 
-The first GPU pass (pipelines `tfn-gpu-mapped`, `tfn-gpu-nvvm`, `tfn-gpu-emulate`; see passes/gpu.py). Every
-all-parallel linalg op (generic, fill, transpose, broadcast, copy, map) of rank 1 to 3 (an elementwise op of higher
-rank with identity maps is flattened to rank 1 first, `transform.structured.flatten_elementwise`) is tiled with the
-transform dialect: `tile_using_forall` by `block-size` elements along its innermost loop and by 1 along the others,
-mapped to `#gpu.block<x>` (innermost), `<y>`, `<z>`; then each block tile by 1 along the innermost loop, mapped to
-`#gpu.thread<x>`. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
-block, one element per thread, with the bounds guard of the last partial block (`scf.if tid < n`).
+The first GPU pass (pipelines `tfn-gpu-mapped`, `tfn-gpu-nvvm`, `tfn-gpu-emulation`; see passes/gpu.py). Every
+all-parallel linalg op (generic, fill, transpose, broadcast, copy, map) of rank 1 to 3 (an op with identity maps is
+flattened to rank 1 first, `transform.structured.flatten_elementwise`, unless several of its dims are dynamic) is
+tiled with the transform dialect: `tile_using_forall` by `block-size` elements along its innermost loop and by 1
+along the others, mapped to `#gpu.block<x>` (innermost), `<y>`, `<z>`; then each block tile is split among
+`block-size` threads (`num_threads`, mapped to `#gpu.thread<x>`), one element per thread. A shape known only at run
+time is split into `dynamic-blocks` blocks instead (the grid must be static), each a contiguous share that its
+threads split again. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
+block; the last block's threads past the end get an empty slice (a loop of 0 trips: the bounds guard).
 
 linalg.reduce and linalg.matmul are tagged `tfn.gpu_kernel` ("reduce", "matmul") and left whole: tfn-gpu-map
 writes their kernels (shared memory, barriers, warp shuffles) once their operands are buffers. Any other op that
@@ -28,6 +30,9 @@ KERNEL_OPS = {"linalg.reduce": "reduce", "linalg.matmul": "matmul"}
 # ops on tensors that compute nothing on the device (shapes, views, constants) and stay as they are
 VIEW_OPS = {"tensor.empty", "tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice", "tensor.cast",
             "arith.constant", "func.return", "func.func", "builtin.module", "linalg.yield", "linalg.index"}
+DYNAMIC_BLOCKS = Option("dynamic-blocks", "blocks of an elementwise kernel whose size is only known at run time "
+                        "(default: 4 per multiprocessor of the GPU target)",
+                        lambda t: 4 * gpu_target().multiprocessors, positive)
 _ANY = "!transform.any_op"
 _BLOCKS = ("#gpu.block<x>", "#gpu.block<y>", "#gpu.block<z>")
 
@@ -59,10 +64,11 @@ def classify(op):
     return None
 
 
-def schedule(ids_and_ranks, block_size):
-    """The transform lines tiling op `tfn.gpu_id = i` (rank r, flatten: whether to flatten it first)."""
+def schedule(ids_and_ranks, block_size, dynamic_blocks=None):
+    """The transform lines tiling op `tfn.gpu_id = i` (rank r, flatten: whether to flatten it first, dynamic: whether
+    its shape is only known at run time)."""
     lines = []
-    for i, rank, flatten in ids_and_ranks:
+    for i, rank, flatten, dynamic in ids_and_ranks:
         lines.append(match_tagged(f"%op{i}", "tfn.gpu_id", i))
         if flatten:
             lines.append(f"%op{i}f = transform.structured.flatten_elementwise %op{i} : ({_ANY}) -> {_ANY}")
@@ -70,10 +76,15 @@ def schedule(ids_and_ranks, block_size):
             handle = f"%op{i}f"
         else:
             handle = f"%op{i}"
-        sizes = [1] * (rank - 1) + [block_size]
         mapping = ", ".join(reversed(_BLOCKS[:rank]))
-        lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall {handle} tile_sizes "
-                     f"[{', '.join(map(str, sizes))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+        if dynamic:  # the grid must be static: a fixed number of blocks, each a contiguous share
+            counts = [1] * (rank - 1) + [dynamic_blocks]
+            lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall {handle} num_threads "
+                         f"[{', '.join(map(str, counts))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+        else:
+            sizes = [1] * (rank - 1) + [block_size]
+            lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall {handle} tile_sizes "
+                         f"[{', '.join(map(str, sizes))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
         threads = [0] * (rank - 1) + [block_size]
         lines.append(f"%u{i}, %h{i} = transform.structured.tile_using_forall %t{i} num_threads "
                      f"[{', '.join(map(str, threads))}] (mapping = [#gpu.thread<x>]) : "
@@ -82,8 +93,8 @@ def schedule(ids_and_ranks, block_size):
 
 
 @register("tfn-gpu-tile", "Tile elementwise linalg ops on tensors into block/thread scf.foralls; tag reductions "
-          "and matmuls for tfn-gpu-map", options=[BLOCK_SIZE])
-def gpu_tile(module_op, block_size):
+          "and matmuls for tfn-gpu-map", options=[BLOCK_SIZE, DYNAMIC_BLOCKS])
+def gpu_tile(module_op, block_size, dynamic_blocks):
     bad = []
 
     def unsupported(op):
@@ -109,16 +120,20 @@ def gpu_tile(module_op, block_size):
             op.attributes["tfn.gpu_kernel"] = ir.StringAttr.get("scalar")
         else:
             rank = _rank(op)
-            flatten = rank > 1 and _identity_maps(op) and op.name != "linalg.fill" or rank > 3
-            if rank > 3 and not _identity_maps(op):
-                op.location.emit_error(f"tfn-gpu-tile: {op.name} of rank {rank} with a broadcast or transpose has no "
-                                       "GPU mapping (at most 3 dimensions map to blocks)")
+            shape = ir.RankedTensorType(op.results[0].type).shape
+            dynamic_dims = sum(d == ir.ShapedType.get_dynamic_size() for d in shape)
+            # a flattened op is expanded back: memref.expand_shape allows one dynamic size per group
+            flatten = rank > 1 and _identity_maps(op) and dynamic_dims <= 1
+            if rank > 3 and not flatten:
+                op.location.emit_error(f"tfn-gpu-tile: {op.name} of rank {rank} with a broadcast, a transpose or "
+                                       "several dynamic dimensions has no GPU mapping (at most 3 map to blocks)")
                 raise PassFailure()
             i = len(work)
             op.attributes["tfn.gpu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-            work.append((i, rank, flatten))
+            dynamic = dynamic_dims > 0
+            work.append((i, rank, flatten, dynamic))
     if work:
-        apply_schedule(module_op, named_sequence(schedule(work, block_size)))
+        apply_schedule(module_op, named_sequence(schedule(work, block_size, dynamic_blocks)))
     for op in collect(module_op, lambda o: "tfn.gpu_id" in o.attributes):
         del op.attributes["tfn.gpu_id"]
 
