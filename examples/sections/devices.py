@@ -33,7 +33,8 @@ print(tf.config.experimental.get_device_copy_stats())
 print(d)  # reading the value copies it to the host once
 print(row_sums.device, row_sums.numpy())
 print(tf.config.experimental.get_device_copy_stats())
-print("GPU memory held by c, d and row_sums:", tf.config.experimental.get_memory_info("GPU:0")["current"] - held, "bytes")
+now_held = tf.config.experimental.get_memory_info("GPU:0")["current"]
+print("GPU memory held by c, d and row_sums:", now_held - held, "bytes")
 
 # A function can name its device itself; tf.identity under a device scope moves a tensor.
 square = tf.function(lambda x: x * x, jit_device="GPU:0")
