@@ -175,7 +175,8 @@ class CudaBuffer(DeviceBuffer):
     def __init__(self, device, ptr, shape, dtype, aligned=None):
         super().__init__(device, shape, dtype)
         self.ptr, self.aligned = ptr, aligned if aligned is not None else ptr
-        weakref.finalize(self, _free_cuda, device.name, ptr, self.nbytes)
+        # Not at exit: the driver may be shutting down, and the process's device memory goes with it anyway.
+        weakref.finalize(self, _free_cuda, device.name, ptr, self.nbytes).atexit = False
 
     def _read(self):
         out = np.empty(self.shape, self.dtype)

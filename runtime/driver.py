@@ -9,7 +9,7 @@ import shutil
 
 from mlir import ir
 
-from tfn.dialects.errors import CompileError, UnimplementedError
+from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
 from tfn.passes import gpu, pipelines, registry
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
@@ -82,7 +82,26 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
                           handlers=handlers, source=artifact.name)
 
 
+class NoGpuKernelError(InvalidArgumentError):
+    """The function holds an op the GPU code generator has no kernel for (TF: no supported kernel for GPU devices);
+    under soft placement the frontend runs the function on the CPU instead."""
+
+
+_NO_KERNEL = "no GPU kernel"  # how the GPU passes (tfn-gpu-tile, tfn-gpu-map) name an op they cannot map
+
+
 def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device):
+    try:
+        return _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, name, device)
+    except CompileError as e:
+        if _NO_KERNEL not in str(e):
+            raise
+        raise NoGpuKernelError(f"Cannot assign a device for '{name or symbol}': Could not satisfy explicit device "
+                               f"specification '{device.name}' because no supported kernel for GPU devices is "
+                               f"available:\n{e}") from None
+
+
+def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, name, device):
     if device.backend == devices.CUDA:
         cuda_driver.runtime()  # NotFoundError, naming what is missing, before any work where there is no driver
     options = dataclasses.replace(options, pipeline=gpu_pipeline(device),

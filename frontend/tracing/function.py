@@ -5,7 +5,7 @@ import numpy as np
 from mlir import ir
 
 from tfn import nest, runtime
-from tfn.core import graph_stack
+from tfn.core import device_scope, graph_stack
 from tfn.core.device_tensor import DeviceTensor
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
@@ -16,6 +16,7 @@ from tfn.dialects.types import TensorType
 from tfn.gradients import function_call
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import tapes_here
+from tfn.runtime.driver import NoGpuKernelError
 from tfn.state import variables
 from tfn.tracing import atomic, trace_type
 
@@ -105,9 +106,16 @@ class ConcreteFunction:
 
     def _compile_locked(self):
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
-        self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
-                                           out_types=graph_output_types(self.graph), handlers=self.graph.callbacks,
-                                           name=self.name, device=self.placement)
+        try:
+            self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
+                                               out_types=graph_output_types(self.graph),
+                                               handlers=self.graph.callbacks, name=self.name, device=self.placement)
+        except NoGpuKernelError:
+            if not device_scope.SOFT[0]:
+                raise
+            self.placement = None  # soft placement (TF's): what has no GPU kernel runs on the CPU
+            self._compile_locked()
+            return
         if self.placement is not None:
             self._run_leaves = self._run_on_device  # inputs on the device stay there (no host copy)
             return

@@ -189,3 +189,21 @@ def test_a_device_executable_checks_its_inputs():
         exe.on_device(np.ones((2, 5), np.int32), 0)
     with pytest.raises(tfn.errors.InvalidArgumentError, match="got float32 of shape \\[3, 5\\]"):
         exe.on_device(np.ones((3, 5), np.float32), 0)
+
+
+def test_a_function_without_gpu_kernels_runs_on_the_cpu_under_soft_placement():
+    """argmax has no GPU kernel (tfn-gpu-tile names it): TF's soft placement puts it on the CPU; hard placement is
+    an InvalidArgumentError naming the device and the compiler's reason."""
+    f = tfn.function(lambda x: tfn.argmax(x, axis=1))
+    x = np.array([[1.0, 3.0, 2.0], [5.0, 4.0, 0.0]], np.float32)
+    with tfn.device("/GPU:0"):
+        r = f(x)
+    assert r.device == CPU0
+    np.testing.assert_array_equal(r.numpy(), [1, 0])
+    tfn.config.set_soft_device_placement(False)
+    g = tfn.function(lambda x: tfn.argmax(x, axis=1))
+    with pytest.raises(tfn.errors.InvalidArgumentError, match=r"(?s)Cannot assign a device for '<lambda>': .*"
+                                                              r"device:GPU:0' because no supported kernel.*"
+                                                              r"has no GPU kernel"):
+        with tfn.device("/GPU:0"):
+            g(x)
