@@ -13,20 +13,20 @@ print(tf.config.list_physical_devices())
 print(tf.config.list_logical_devices("GPU"))
 
 a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-b = tf.constant([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])
+b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 print(a.device)
 
 
 @tf.function
-def product_relu(x, y):
-    return tf.nn.relu(x * y - 10.0)
+def matmul_relu(x, y):
+    return tf.nn.relu(tf.matmul(x, y) - 30.0)
 
 
 tf.config.experimental.reset_device_copy_stats()
 held = tf.config.experimental.get_memory_info("GPU:0")["current"]
 with tf.device("/GPU:0"):
-    c = product_relu(a, b)  # traced and compiled for GPU:0; a and b are copied there
-    d = product_relu(c, c)  # c is already on GPU:0: no copy
+    c = matmul_relu(a, b)  # traced and compiled for GPU:0; a and b are copied there
+    d = matmul_relu(c, c)  # c is already on GPU:0: no copy
     row_sums = tf.function(lambda x: tf.reduce_sum(x, axis=1))(d)
 print(c.device)
 print(tf.config.experimental.get_device_copy_stats())
@@ -45,12 +45,12 @@ print(e.device)
 
 section("Soft placement: a device that does not exist")
 with tf.device("/GPU:1"):
-    f = product_relu(a, b)  # no GPU:1: soft placement runs it on the CPU
+    f = matmul_relu(a, b)  # no GPU:1: soft placement runs it on the CPU
 print(f.device)
 tf.config.set_soft_device_placement(False)
 try:
     with tf.device("/GPU:1"):
-        product_relu(a, b)
+        matmul_relu(a, b)
 except tf.errors.InvalidArgumentError as err:
     print("InvalidArgumentError:", err)
 tf.config.set_soft_device_placement(True)
