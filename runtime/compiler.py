@@ -64,9 +64,7 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
     async_runtime = _uses_async_runtime(declared)
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
-    cuda = _uses_cuda_runtime(declared)
-    if cuda:
-        cuda_driver.runtime()  # likewise: NotFoundError, naming what is missing, where no driver is
+    cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # likewise; NotFoundError without one
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
@@ -75,7 +73,7 @@ def build_shared_object(llvm_module, opt_level=3, target=None):
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
     libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
-            *([cuda_driver.CUDA_RUNTIME] if cuda else [])]
+            *([cuda.library] if cuda is not None else [])]
     link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
     error = link.wait()

@@ -79,11 +79,14 @@ def runtime():
 
 
 class Cuda:
-    """Device memory through the `mgpu*` functions of libmlir_cuda_runtime.so, on one stream of its own."""
+    """Device memory through the `mgpu*` functions of libmlir_cuda_runtime.so (`library`), on one stream of its own.
+    `driver`: the CUDA driver the wrappers link to, loaded first (None: `library` needs none)."""
 
-    def __init__(self):
-        ctypes.CDLL(DRIVER, mode=os.RTLD_GLOBAL)
-        lib = self.lib = ctypes.CDLL(CUDA_RUNTIME, mode=os.RTLD_GLOBAL)  # compiled host code resolves mgpu* here
+    def __init__(self, library=CUDA_RUNTIME, driver=DRIVER):
+        if driver is not None:
+            ctypes.CDLL(driver, mode=os.RTLD_GLOBAL)
+        self.library = library
+        lib = self.lib = ctypes.CDLL(library, mode=os.RTLD_GLOBAL)  # compiled host code resolves mgpu* here
         vp, u64 = ctypes.c_void_p, ctypes.c_uint64
         _sig(lib.mgpuStreamCreate, vp)
         _sig(lib.mgpuStreamSynchronize, None, vp)

@@ -102,10 +102,13 @@ def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
 
 
 def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, name, device):
-    if device.backend == devices.CUDA:
-        cuda_driver.runtime()  # NotFoundError, naming what is missing, before any work where there is no driver
+    backend = device.backend
+    if backend == devices.CUDA:
+        # NotFoundError, naming what is missing, before any work where there is no driver; the library the code
+        # links to is part of its key.
+        backend = f"cuda:{cuda_driver.runtime().library}"
     options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
-                                  target_key=f"{options.target_key};gpu-{device.backend}".lstrip(";"))
+                                  target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
     if device.backend == devices.EMULATED:
         exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
         return DeviceExecutable(device, in_types, out_types, executable=exe)
