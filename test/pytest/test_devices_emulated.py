@@ -123,6 +123,7 @@ def test_variables_stay_on_the_host_and_are_updated():
     np.testing.assert_array_equal(step(x).numpy(), [4.0, 8.0])
     np.testing.assert_array_equal(step(x).numpy(), [7.0, 14.0])
     assert v.numpy() == 7.0
+    assert v.device == CPU0
 
 
 def test_hard_placement_allows_gpu_functions_but_not_eager_ops_on_the_gpu():
