@@ -1,6 +1,8 @@
 """Named pipelines: the stages every inspection API and tfn-opt share."""
 from dataclasses import dataclass
 
+from tfn.passes.target import GPU_TARGETS
+
 PIPELINES = {}
 
 
@@ -62,6 +64,7 @@ def gpu_nvvm_tail(chip, ptx_features, opt_level=3):
 _define("tfn-gpu-mapped", "GPU stage `mapped`: tfn to gpu.launch kernels (blocks and threads) on device buffers",
         *GPU_MAPPED)
 _define("tfn-gpu-nvvm", "The whole GPU pipeline for sm_90: tfn to LLVM host code calling the CUDA runtime wrappers, "
-        "kernels in an embedded fatbin", "tfn-gpu-mapped", *gpu_nvvm_tail("sm_90", "+ptx80"))
+        "kernels in an embedded fatbin", "tfn-gpu-mapped",
+        *gpu_nvvm_tail(GPU_TARGETS["sm_90"].chip, GPU_TARGETS["sm_90"].ptx_features))
 _define("tfn-gpu-emulation", "The GPU kernels emulated on the CPU: tfn-gpu-mapped, blocks and threads as loops, then "
         "the CPU lowering", "tfn-gpu-mapped", "tfn-gpu-emulate", "canonicalize", "tfn-lower-to-llvm")

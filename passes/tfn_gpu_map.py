@@ -44,7 +44,7 @@ MATMUL_TILE = Option("matmul-tile", "the matmul kernel's square tile: tile x til
 WARP_SIZE = Option("warp-size", "threads of one warp, the width of gpu.shuffle (default: the GPU target's)",
                    lambda t: gpu_target().warp_size, positive)
 GUARD_SLACK = Option("guard-slack", "test hook: added to the bounds of the reduction and matmul guards (0: exact; "
-                     "-1 makes the kernels wrong on purpose)", lambda t: 0)
+                     "-1 makes the kernels wrong on purpose)", lambda t: 0, signed=True)
 
 MAX_BLOCKS = 1024       # blocks of the first stage of a single-row reduction
 ROW_WORK_PER_THREAD = 8  # a single row is split across blocks once each thread would get more elements than this
@@ -228,7 +228,10 @@ def _map_reduce(op, block, warp, slack):
     for v in (x, y):
         _check_identity_layout(op, v)
     rank = _memref(x).rank
-    dims = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if op.name == "linalg.reduce":
+        dims = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    else:  # a linalg.generic reduction (tfn-gpu-tile checked its form): its reduction loops
+        dims = [d for d, a in enumerate(ir.ArrayAttr(op.attributes["iterator_types"])) if "reduction" in str(a)]
     if dims != list(range(dims[0], dims[-1] + 1)):
         raise Unsupported(f"a reduction over the non-contiguous dimensions {dims}")
     lead, red, trail = list(range(dims[0])), dims, list(range(dims[-1] + 1, rank))

@@ -10,7 +10,8 @@ time is split into `dynamic-blocks` blocks instead (the grid must be static), ea
 threads split again. After bufferization tfn-gpu-map turns the foralls into a `gpu.launch` of block-size threads per
 block; the last block's threads past the end get an empty slice (a loop of 0 trips: the bounds guard).
 
-linalg.reduce and linalg.matmul are tagged `tfn.gpu_kernel` ("reduce", "matmul") and left whole: tfn-gpu-map
+linalg.reduce (or a linalg.generic of the same form: reduction_dims), linalg.matmul are tagged `tfn.gpu_kernel`
+("reduce", "matmul") and left whole: tfn-gpu-map
 writes their kernels (shared memory, barriers, warp shuffles) once their operands are buffers. Any other op that
 computes on tensors has no GPU kernel yet: the pass fails naming it at its location.
 """
@@ -55,10 +56,32 @@ def _identity_maps(op):
                for m in ir.ArrayAttr(op.attributes["indexing_maps"]))
 
 
+def reduction_dims(op):
+    """The reduced loops of a linalg.generic that is a reduction tfn-gpu-map has a kernel for (one input read in
+    loop order, one output indexed by the other loops in order, a body of one op combining the two), else None."""
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    iterators = _iterators(op)
+    dims = [d for d, kind in enumerate(iterators) if kind == "reduction"]
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    kept = [d for d in range(len(iterators)) if d not in dims]
+    if not dims or maps[0] != ir.AffineMap.get_identity(len(iterators)):
+        return None
+    if [ir.AffineDimExpr(e).position if isinstance(e, ir.AffineDimExpr) else -1 for e in maps[1].results] != kept:
+        return None
+    body = list(op.regions[0].blocks[0].operations)
+    args = list(op.regions[0].blocks[0].arguments)
+    if len(body) != 2 or len(body[0].operands) != 2 or set(body[0].operands) != set(args):
+        return None
+    return dims
+
+
 def classify(op):
     """'parallel', 'reduce', 'matmul', 'scalar' (rank 0: one thread) or None (no GPU kernel for it)."""
     if op.name in KERNEL_OPS:
         return KERNEL_OPS[op.name]
+    if reduction_dims(op) is not None:
+        return "reduce"
     if op.name in PARALLEL_OPS and op.results and all(i == "parallel" for i in _iterators(op)):
         return "scalar" if _rank(op) == 0 else "parallel"
     return None

@@ -65,3 +65,7 @@ config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append((_tool("tfn-opt"), _tfn_opt()))
 config.substitutions.append((_tool("FileCheck"), _filecheck()))
 config.substitutions.append((_tool("filecheck"), _filecheck()))
+
+# ptxas (the CUDA toolkit) builds the GPU pipeline's fatbins: tests that need it say `REQUIRES: ptxas`.
+if shutil.which("ptxas"):
+    config.available_features.add("ptxas")

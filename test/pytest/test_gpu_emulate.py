@@ -110,3 +110,48 @@ def test_integer_reductions_and_bool_outputs():
     np.testing.assert_array_equal(_run(lambda x: tfn.reduce_max(x, axis=1), [ints]), ints.max(axis=1))
     np.testing.assert_array_equal(_run(lambda x: tfn.reduce_min(x), [ints]), ints.min())
     np.testing.assert_array_equal(_run(lambda x: x > 0.5, [X]), X > 0.5)
+
+
+def test_pipeline_for_names_kinds_and_chips():
+    assert "gpu-lower-to-nvvm-pipeline{cubin-chip=sm_80 cubin-features=+ptx80" in gpu.pipeline_for("nvvm", chip="sm_80")
+    assert "tfn-gpu-emulate{warp-size=32}" in gpu.pipeline_for("emulate")
+    assert "tfn-gpu-map{guard-slack=-1}" in gpu.pipeline_for("mapped", guard_slack=-1)
+    with pytest.raises(ValueError, match="unknown GPU pipeline kind 'ptx'"):
+        gpu.pipeline_for("ptx")
+    with pytest.raises(ValueError, match="unknown GPU chip 'sm_70'; tfn generates code for sm_80, sm_90"):
+        gpu.pipeline_for("nvvm", chip="sm_70")
+
+
+def test_an_op_without_a_gpu_kernel_is_a_compile_error_at_the_users_line():
+    def conv(x, w):
+        return tfn.nn.conv2d(x, w, strides=1, padding="VALID")  # the line the error names
+    x = RNG.standard_normal((1, 6, 6, 2)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 2, 4)).astype(np.float32)
+    with pytest.raises(tfn.errors.CompileError, match=r'test_gpu_emulate.py":\d+:\d+: tfn-gpu-tile: '
+                       r"linalg.conv_2d_nhwc_hwcf has no GPU kernel"):
+        _run(conv, [x, w])
+
+
+X3 = RNG.standard_normal((5, 13, 70)).astype(np.float32)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+PROGRAMS = {  # name: (function, arguments, NumPy reference)
+    "softmax": (lambda x: tfn.nn.softmax(x), [X[:, :70]], _softmax),
+    "mean_of_middle_axis": (lambda x: tfn.reduce_mean(x, axis=1), [X3], lambda x: x.mean(1)),
+    "sum_of_leading_axes": (lambda x: tfn.reduce_sum(x, axis=[0, 1]), [X3], lambda x: x.sum((0, 1))),
+    "sum_keepdims": (lambda x: tfn.reduce_sum(x, axis=2, keepdims=True), [X3], lambda x: x.sum(2, keepdims=True)),
+    "transpose": (lambda x: tfn.transpose(x, [2, 0, 1]) * 2.0, [X3], lambda x: np.transpose(x, [2, 0, 1]) * 2.0),
+    "broadcast_3d": (lambda x, y: x + y, [X3, X3[0]], lambda x, y: x + y),
+    "rank_4": (lambda x: x * 3.0 - 1.0, [X3.reshape(5, 13, 7, 10)], lambda x: x * 3.0 - 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_of_several_kernels(name):
+    fn, args, reference = PROGRAMS[name]
+    np.testing.assert_allclose(_run(fn, args), reference(*args), rtol=1e-4, atol=1e-5)

@@ -7,6 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 from mlir import ir
+from mlir.dialects.llvm import translate_module_to_llvmir
 
 import tfn
 from tfn.dialects import context
@@ -74,3 +75,20 @@ def test_ptx_is_accepted_by_ptxas(name, tmp_path):
     if name == "matmul":  # A and B tiles in shared memory between two barriers
         assert "bar.sync" in every and ".shared" in every
     assert np.all([".entry" in p for p in ptxs])
+
+
+def test_host_code_translates_to_llvm_ir_calling_the_cuda_runtime_wrappers():
+    """What the runtime builds: LLVM IR whose function loads the embedded fatbins and launches them through
+    libmlir_cuda_runtime.so's mgpu* functions (the ABI passes/tfn_gpu_device_buffers.py documents)."""
+    fn = lambda a, b: tfn.reduce_sum(tfn.tanh(tfn.matmul(a, b)), axis=1)  # noqa: E731
+    text = tfn.function(fn).get_concrete_function(tfn.TensorSpec([37, 50], tfn.float32),
+                                                  tfn.TensorSpec([50, 29], tfn.float32)).ir("tfn")
+    with context.new_context():
+        module = ir.Module.parse(text)
+        registry.run(gpu.pipeline_for("nvvm"), module.operation)
+        llvm_ir = str(translate_module_to_llvmir(module.operation))
+    called = set(re.findall(r"call \S+ @(mgpu\w+)\(", llvm_ir))
+    assert {"mgpuStreamCreate", "mgpuMemAlloc", "mgpuMemcpy", "mgpuModuleLoad", "mgpuModuleGetFunction",
+            "mgpuLaunchKernel", "mgpuMemFree", "mgpuStreamSynchronize", "mgpuStreamDestroy"} <= called
+    binaries = re.findall(r'_binary = internal constant \[(\d+) x i8\] c"P\\EDU\\BA', llvm_ir)
+    assert len(binaries) == 5 and all(int(n) > 1000 for n in binaries)  # fill, matmul, tanh, fill, row sum

@@ -94,3 +94,17 @@ func.func @matmul(%a: tensor<37x50xf32>, %b: tensor<50x29xf32>) -> tensor<37x29x
   %r = linalg.matmul ins(%a, %b : tensor<37x50xf32>, tensor<50x29xf32>) outs(%f : tensor<37x29xf32>) -> tensor<37x29xf32>
   return %r : tensor<37x29xf32>
 }
+
+// A linalg.generic reduction of the same form (what keepdims lowers to) is tagged as well.
+// CHECK-LABEL: func.func @keepdims
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}}tfn.gpu_kernel = "reduce"
+func.func @keepdims(%x: tensor<33x1x70xf32>, %o: tensor<33x1xf32>) -> tensor<33x1xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<33x1x70xf32>) outs(%o : tensor<33x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %out : f32
+    linalg.yield %m : f32
+  } -> tensor<33x1xf32>
+  return %r : tensor<33x1xf32>
+}
