@@ -72,8 +72,9 @@ def get_soft_device_placement():
 
 
 def _device_of(device):
-    """The visible runtime Device a name such as 'GPU:0' names, or ValueError (TF's get_memory_info)."""
-    spec = device_scope.parse(device)
+    """The visible runtime Device a name such as 'GPU:0' (or a PhysicalDevice / LogicalDevice) names, or ValueError
+    (TF's get_memory_info)."""
+    spec = device_scope.parse(device.name if isinstance(device, (PhysicalDevice, LogicalDevice)) else device)
     found = devices.find(*spec) if spec is not None else None
     if found is None:
         raise ValueError(f"No matching devices found for '{device}'")

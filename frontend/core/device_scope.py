@@ -20,7 +20,7 @@ _OPEN_LOCK = threading.Lock()
 OPEN = [0]  # scopes open in any thread: 0 lets every call skip looking at its thread's scope
 SOFT = [True]  # soft device placement (tfn.config.set_soft_device_placement)
 _KINDS = ("CPU", "GPU", "TPU")
-_PART = re.compile(r"^(?:device:)?([A-Za-z_]+)(?::(\d+|\*))?$")
+_PART = re.compile(r"^(?:device:|physical_device:)?([A-Za-z_]+)(?::(\d+|\*))?$")
 
 
 def parse(name):

@@ -32,6 +32,8 @@ def test_the_emulated_gpu_is_listed():
     assert [d.name for d in tfn.config.list_physical_devices("GPU")] == ["/physical_device:GPU:0"]
     assert [d.name for d in tfn.config.list_logical_devices()] == ["/device:CPU:0", "/device:GPU:0"]
     assert "emulated" in tfn.config.experimental.get_device_details("GPU:0")["device_name"]
+    gpu = tfn.config.list_physical_devices("GPU")[0]
+    assert tfn.config.experimental.get_device_details(gpu) == tfn.config.experimental.get_device_details("GPU:0")
 
 
 def test_identity_under_a_gpu_scope_copies_to_the_device_once():
