@@ -10,6 +10,7 @@ from tfn import autograph, nest
 from tfn.config import _RUN_EAGERLY
 from tfn.core import device_scope, leaks
 from tfn.core import graph as graph_mod
+from tfn.core.device_scope import OPEN as _DEVICE_SCOPES
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import SymbolicTensor, Tensor, constant
 from tfn.core.tensor_spec import TensorSpec
@@ -102,7 +103,7 @@ class PolymorphicFunction:
             return self.python_function(*args, **kwargs)
         if graph_mod.current() is not None:
             return self._call_in_trace(args, kwargs)
-        if self._placement is None and (self._jit_device is not None or device_scope.OPEN[0]):
+        if (_DEVICE_SCOPES[0] or self._jit_device is not None) and self._placement is None:
             placed = self._on_device()
             if placed is not self:
                 return placed(*args, **kwargs)
