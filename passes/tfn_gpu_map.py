@@ -291,10 +291,8 @@ def _matmul_text(op, tile, per_thread, slack):
         _check_identity_layout(op, v)
     at, bt, ct = (str(v.type) for v in (a, b, c))
     elem = _memref(c).element_type
-    if isinstance(elem, ir.FloatType):
-        mul, add, zero = "arith.mulf", "arith.addf", "0.0"
-    else:
-        mul, add, zero = "arith.muli", "arith.addi", "0"
+    fma = isinstance(elem, ir.FloatType)
+    mul, add, zero = ("arith.mulf", "arith.addf", "0.0") if fma else ("arith.muli", "arith.addi", "0")
     if any(_memref(v).element_type != elem for v in (a, b)):
         raise Unsupported("a matmul with mixed element types")
     r, bt_ = per_thread, tile * per_thread
@@ -303,7 +301,7 @@ def _matmul_text(op, tile, per_thread, slack):
     pr = f"memref<{r * r}x{elem}, {_PRIV}>"
     lines = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
              f"%cT = arith.constant {tile} : index", f"%cR = arith.constant {r} : index",
-             f"%cRR = arith.constant {r * r} : index", f"%cBT = arith.constant {bt_} : index",
+             f"%cBT = arith.constant {bt_} : index",
              f"%cBT1 = arith.constant {bt_ - 1} : index",
              f"%slack = arith.constant {slack} : index", f"%zero = arith.constant {zero} : {elem}",
              f"%M = memref.dim %a0, %c0 : {at}", f"%K = memref.dim %a0, %c1 : {at}",
@@ -311,12 +309,14 @@ def _matmul_text(op, tile, per_thread, slack):
              "%M1 = arith.subi %M, %c1 : index", "%K1 = arith.subi %K, %c1 : index",
              "%N1 = arith.subi %N, %c1 : index",
              "%Mt = arith.addi %M, %cBT1 : index", "%gy = arith.divui %Mt, %cBT : index",
-             "%Nt = arith.addi %N, %cBT1 : index", "%gx = arith.divui %Nt, %cBT : index",
-             "gpu.launch blocks(%bx, %by, %bz) in (%sgx = %gx, %sgy = %gy, %sgz = %c1) "
+             "%Nt = arith.addi %N, %cBT1 : index", "%gx = arith.divui %Nt, %cBT : index"]
+    lines += [f"%cO{i} = arith.constant {tile * i} : index" for i in range(r)]
+    lines += [f"%cI{n} = arith.constant {n} : index" for n in range(r * r)]
+    lines += ["gpu.launch blocks(%bx, %by, %bz) in (%sgx = %gx, %sgy = %gy, %sgz = %c1) "
              "threads(%tx, %ty, %tz) in (%sx = %cT, %sy = %cT, %sz = %c1) "
              f"workgroup(%As : {ash}, %Bs : {bsh}) private(%acc : {pr}) {{",
-             "%row0 = arith.muli %by, %cBT : index", "%col0 = arith.muli %bx, %cBT : index",
-             "scf.for %z = %c0 to %cRR step %c1 {", f"  memref.store %zero, %acc[%z] : {pr}", "}",
+             "%orow = arith.muli %by, %cBT : index", "%ocol = arith.muli %bx, %cBT : index",
+             *[f"memref.store %zero, %acc[%cI{n}] : {pr}" for n in range(r * r)],
              "scf.for %k0 = %c0 to %K step %cT {",
              # A tile: rows ty + tile i, column tx;  B tile: row ty, columns tx + tile j
              "  %ka = arith.addi %k0, %tx : index", "  %kb = arith.addi %k0, %ty : index",
@@ -324,12 +324,12 @@ def _matmul_text(op, tile, per_thread, slack):
              "  %kain = arith.cmpi ult, %ka, %Kb : index", "  %kbin = arith.cmpi ult, %kb, %Kb : index",
              "  scf.for %i = %c0 to %cR step %c1 {",
              "    %ti = arith.muli %i, %cT : index", "    %ar = arith.addi %ty, %ti : index",
-             "    %grow = arith.addi %row0, %ar : index", "    %growc = arith.minui %grow, %M1 : index",
+             "    %grow = arith.addi %orow, %ar : index", "    %growc = arith.minui %grow, %M1 : index",
              "    %rin = arith.cmpi ult, %grow, %M : index", "    %oka = arith.andi %rin, %kain : i1",
              f"    %av = memref.load %a0[%growc, %kac] : {at}",
              f"    %as = arith.select %oka, %av, %zero : {elem}",
              f"    memref.store %as, %As[%ar, %tx] : {ash}",
-             "    %bc = arith.addi %tx, %ti : index", "    %gcol = arith.addi %col0, %bc : index",
+             "    %bc = arith.addi %tx, %ti : index", "    %gcol = arith.addi %ocol, %bc : index",
              "    %gcolc = arith.minui %gcol, %N1 : index", "    %cin = arith.cmpi ult, %gcol, %N : index",
              "    %okb = arith.andi %kbin, %cin : i1",
              f"    %bv = memref.load %a1[%kbc, %gcolc] : {bt}",
@@ -337,33 +337,35 @@ def _matmul_text(op, tile, per_thread, slack):
              f"    memref.store %bs, %Bs[%ty, %bc] : {bsh}",
              "  }",
              "  gpu.barrier",
-             "  scf.for %kk = %c0 to %cT step %c1 {",
-             "    scf.for %i = %c0 to %cR step %c1 {",
-             "      %ti = arith.muli %i, %cT : index", "      %ar = arith.addi %ty, %ti : index",
-             f"      %x = memref.load %As[%ar, %kk] : {ash}",
-             "      %ri = arith.muli %i, %cR : index",
-             "      scf.for %j = %c0 to %cR step %c1 {",
-             "        %tj = arith.muli %j, %cT : index", "        %bc = arith.addi %tx, %tj : index",
-             f"        %y = memref.load %Bs[%kk, %bc] : {bsh}",
-             "        %at = arith.addi %ri, %j : index",
-             f"        %s = memref.load %acc[%at] : {pr}",
-             f"        %p = {mul} %x, %y : {elem}", f"        %u = {add} %s, %p : {elem}",
-             f"        memref.store %u, %acc[%at] : {pr}",
-             "      }", "    }", "  }",
-             "  gpu.barrier", "}",
-             "scf.for %i = %c0 to %cR step %c1 {",
-             "  %ti = arith.muli %i, %cT : index", "  %ar = arith.addi %ty, %ti : index",
-             "  %row = arith.addi %row0, %ar : index", "  %rin = arith.cmpi ult, %row, %M : index",
-             "  %ri = arith.muli %i, %cR : index",
-             "  scf.for %j = %c0 to %cR step %c1 {",
-             "    %tj = arith.muli %j, %cT : index", "    %bc = arith.addi %tx, %tj : index",
-             "    %col = arith.addi %col0, %bc : index", "    %cin = arith.cmpi ult, %col, %N : index",
-             "    %in = arith.andi %rin, %cin : i1",
-             "    scf.if %in {",
-             "      %at = arith.addi %ri, %j : index",
-             f"      %old = memref.load %a2[%row, %col] : {ct}", f"      %sum = memref.load %acc[%at] : {pr}",
-             f"      %new = {add} %old, %sum : {elem}", f"      memref.store %new, %a2[%row, %col] : {ct}",
-             "    }", "  }", "}",
+             "  scf.for %kk = %c0 to %cT step %c1 {"]
+    # the per-thread product unrolled: constant accumulator indices keep the accumulators in registers
+    for i in range(r):
+        lines += [f"    %ar{i} = arith.addi %ty, %cO{i} : index", f"    %x{i} = memref.load %As[%ar{i}, %kk] : {ash}"]
+    for j in range(r):
+        lines += [f"    %bc{j} = arith.addi %tx, %cO{j} : index", f"    %y{j} = memref.load %Bs[%kk, %bc{j}] : {bsh}"]
+    for i in range(r):
+        for j in range(r):
+            n = f"{i}_{j}"
+            lines += [f"    %s{n} = memref.load %acc[%cI{i * r + j}] : {pr}"]
+            if fma:
+                lines += [f"    %u{n} = math.fma %x{i}, %y{j}, %s{n} : {elem}"]
+            else:
+                lines += [f"    %p{n} = {mul} %x{i}, %y{j} : {elem}", f"    %u{n} = {add} %s{n}, %p{n} : {elem}"]
+            lines += [f"    memref.store %u{n}, %acc[%cI{i * r + j}] : {pr}"]
+    lines += ["  }", "  gpu.barrier", "}"]
+    for i in range(r):
+        lines += [f"%wr{i} = arith.addi %ty, %cO{i} : index", f"%row{i} = arith.addi %orow, %wr{i} : index",
+                  f"%rin{i} = arith.cmpi ult, %row{i}, %M : index"]
+        for j in range(r):
+            n = f"{i}_{j}"
+            lines += [f"%wc{n} = arith.addi %tx, %cO{j} : index", f"%col{n} = arith.addi %ocol, %wc{n} : index",
+                      f"%cin{n} = arith.cmpi ult, %col{n}, %N : index", f"%in{n} = arith.andi %rin{i}, %cin{n} : i1",
+                      f"scf.if %in{n} {{",
+                      f"  %old{n} = memref.load %a2[%row{i}, %col{n}] : {ct}",
+                      f"  %sum{n} = memref.load %acc[%cI{i * r + j}] : {pr}",
+                      f"  %new{n} = {add} %old{n}, %sum{n} : {elem}",
+                      f"  memref.store %new{n}, %a2[%row{i}, %col{n}] : {ct}", "}"]
+    lines += [
              "gpu.terminator", "}"]
     return "\n".join("    " + line for line in lines)
 
