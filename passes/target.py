@@ -163,7 +163,8 @@ class GpuTarget:
     ptx_features: str          # the PTX ISA version ptxas is given (`cubin-features`)
     warp_size: int = 32        # threads of one warp (the width of gpu.shuffle)
     block_size: int = 256      # threads per block of the elementwise and reduction kernels
-    matmul_tile: int = 16      # the matmul kernel's square tile: tile x tile threads, two tile x tile shared arrays
+    matmul_tile: int = 16      # the matmul kernel's threads per side (tile x tile per block) and its k step
+    matmul_per_thread: int = 4  # outputs per side per matmul thread: a block computes a 64 x 64 tile of C
     shared_bytes: int = 48 * 1024  # static shared memory one block may use
     multiprocessors: int = 132  # SMs: an elementwise kernel of unknown size gets 4 blocks per SM
 

@@ -16,9 +16,10 @@ then puts them in device memory):
   block-size / warp-size partials back and combines them with shuffles again and thread 0 combines the result with
   the output's initial value. Reduced leading or middle dims ([A, R, C], reducing R): one thread per output column
   (c, a) looping over R (coalesced across the threads of a warp).
-- matmul (`tfn.gpu_kernel = "matmul"`, C += A B): `matmul-tile` x `matmul-tile` threads per block, one output
-  element each; per step of the k loop the block loads a tile of A and one of B into two workgroup arrays (zero
-  outside the matrices), `gpu.barrier`, accumulates the tile product into a private accumulator, `gpu.barrier`.
+- matmul (`tfn.gpu_kernel = "matmul"`, C += A B): `matmul-tile` x `matmul-tile` threads per block, each computing
+  `matmul-per-thread` x `matmul-per-thread` outputs; per step of the k loop the block loads a tile of A and one of
+  B into two workgroup arrays (zero outside the matrices), `gpu.barrier`, accumulates the tile product into a
+  private accumulator array, `gpu.barrier` (see _matmul_text).
 - scalar (rank-0 ops such as the fill of a full reduction's result): a launch of one thread.
 
 Every load is guarded by a bounds check (indices clamped, the value selected), so a size that is not a multiple of
@@ -39,8 +40,11 @@ from tfn.passes.walk import collect
 
 BLOCK_SIZE = Option("block-size", "threads per block of the reduction kernels (default: the GPU target's)",
                     lambda t: gpu_target().block_size, positive)
-MATMUL_TILE = Option("matmul-tile", "the matmul kernel's square tile: tile x tile threads (default: the GPU "
-                     "target's)", lambda t: gpu_target().matmul_tile, positive)
+MATMUL_TILE = Option("matmul-tile", "the matmul kernel's threads per side (tile x tile per block) and k step "
+                     "(default: the GPU target's)", lambda t: gpu_target().matmul_tile, positive)
+MATMUL_PER_THREAD = Option("matmul-per-thread", "outputs per side each matmul thread computes (a block computes a "
+                           "(tile x per-thread)^2 tile; default: the GPU target's)",
+                           lambda t: gpu_target().matmul_per_thread, positive)
 WARP_SIZE = Option("warp-size", "threads of one warp, the width of gpu.shuffle (default: the GPU target's)",
                    lambda t: gpu_target().warp_size, positive)
 GUARD_SLACK = Option("guard-slack", "test hook: added to the bounds of the reduction and matmul guards (0: exact; "
@@ -277,56 +281,91 @@ def _rename(text, prefix):
     return re.sub(r"%([A-Za-z_][\w]*)", lambda m: f"%{prefix}{m.group(1)}", text)
 
 
-def _matmul_text(op, tile, slack):
+def _matmul_text(op, tile, per_thread, slack):
+    """C += A B by blocks of tile x tile threads, each computing per_thread x per_thread outputs spread tile apart
+    (rows ty + tile i, columns tx + tile j of the block's BT x BT output tile, BT = tile * per_thread), so that
+    neighbouring threads touch neighbouring columns. Per k step of `tile`, the block stages A[BT, tile] and
+    B[tile, BT] in shared memory (zero outside the matrices), then accumulates into a private per_thread^2 array."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     for v in (a, b, c):
         _check_identity_layout(op, v)
     at, bt, ct = (str(v.type) for v in (a, b, c))
     elem = _memref(c).element_type
-    if isinstance(elem, ir.FloatType):
-        mul, add, zero = "arith.mulf", "arith.addf", "0.0"
-    else:
-        mul, add, zero = "arith.muli", "arith.addi", "0"
+    fma = isinstance(elem, ir.FloatType)
+    mul, add, zero = ("arith.mulf", "arith.addf", "0.0") if fma else ("arith.muli", "arith.addi", "0")
     if any(_memref(v).element_type != elem for v in (a, b)):
         raise Unsupported("a matmul with mixed element types")
-    sh = f"memref<{tile}x{tile}x{elem}, {_WG}>"
-    pr = f"memref<1x{elem}, {_PRIV}>"
+    r, bt_ = per_thread, tile * per_thread
+    ash = f"memref<{bt_}x{tile}x{elem}, {_WG}>"
+    bsh = f"memref<{tile}x{bt_}x{elem}, {_WG}>"
+    pr = f"memref<{r * r}x{elem}, {_PRIV}>"
     lines = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
-             f"%cT = arith.constant {tile} : index", f"%cT1 = arith.constant {tile - 1} : index",
+             f"%cT = arith.constant {tile} : index", f"%cR = arith.constant {r} : index",
+             f"%cBT = arith.constant {bt_} : index",
+             f"%cBT1 = arith.constant {bt_ - 1} : index",
              f"%slack = arith.constant {slack} : index", f"%zero = arith.constant {zero} : {elem}",
              f"%M = memref.dim %a0, %c0 : {at}", f"%K = memref.dim %a0, %c1 : {at}",
              f"%N = memref.dim %a1, %c1 : {bt}", "%Kb = arith.addi %K, %slack : index",
              "%M1 = arith.subi %M, %c1 : index", "%K1 = arith.subi %K, %c1 : index",
              "%N1 = arith.subi %N, %c1 : index",
-             "%Mt = arith.addi %M, %cT1 : index", "%gy = arith.divui %Mt, %cT : index",
-             "%Nt = arith.addi %N, %cT1 : index", "%gx = arith.divui %Nt, %cT : index",
-             "gpu.launch blocks(%bx, %by, %bz) in (%sgx = %gx, %sgy = %gy, %sgz = %c1) "
+             "%Mt = arith.addi %M, %cBT1 : index", "%gy = arith.divui %Mt, %cBT : index",
+             "%Nt = arith.addi %N, %cBT1 : index", "%gx = arith.divui %Nt, %cBT : index"]
+    lines += [f"%cO{i} = arith.constant {tile * i} : index" for i in range(r)]
+    lines += [f"%cI{n} = arith.constant {n} : index" for n in range(r * r)]
+    lines += ["gpu.launch blocks(%bx, %by, %bz) in (%sgx = %gx, %sgy = %gy, %sgz = %c1) "
              "threads(%tx, %ty, %tz) in (%sx = %cT, %sy = %cT, %sz = %c1) "
-             f"workgroup(%As : {sh}, %Bs : {sh}) private(%acc : {pr}) {{",
-             "%r0 = arith.muli %by, %cT : index", "%row = arith.addi %r0, %ty : index",
-             "%q0 = arith.muli %bx, %cT : index", "%col = arith.addi %q0, %tx : index",
-             "%rowc = arith.minui %row, %M1 : index", "%colc = arith.minui %col, %N1 : index",
-             "%rin = arith.cmpi ult, %row, %M : index", "%cin = arith.cmpi ult, %col, %N : index",
-             f"memref.store %zero, %acc[%c0] : {pr}",
+             f"workgroup(%As : {ash}, %Bs : {bsh}) private(%acc : {pr}) {{",
+             "%orow = arith.muli %by, %cBT : index", "%ocol = arith.muli %bx, %cBT : index",
+             *[f"memref.store %zero, %acc[%cI{n}] : {pr}" for n in range(r * r)],
              "scf.for %k0 = %c0 to %K step %cT {",
+             # A tile: rows ty + tile i, column tx;  B tile: row ty, columns tx + tile j
              "  %ka = arith.addi %k0, %tx : index", "  %kb = arith.addi %k0, %ty : index",
              "  %kac = arith.minui %ka, %K1 : index", "  %kbc = arith.minui %kb, %K1 : index",
              "  %kain = arith.cmpi ult, %ka, %Kb : index", "  %kbin = arith.cmpi ult, %kb, %Kb : index",
-             "  %oka = arith.andi %rin, %kain : i1", "  %okb = arith.andi %kbin, %cin : i1",
-             f"  %av = memref.load %a0[%rowc, %kac] : {at}", f"  %bv = memref.load %a1[%kbc, %colc] : {bt}",
-             f"  %as = arith.select %oka, %av, %zero : {elem}", f"  %bs = arith.select %okb, %bv, %zero : {elem}",
-             f"  memref.store %as, %As[%ty, %tx] : {sh}", f"  memref.store %bs, %Bs[%ty, %tx] : {sh}",
-             "  gpu.barrier",
-             f"  %s0 = memref.load %acc[%c0] : {pr}",
-             f"  %s = scf.for %kk = %c0 to %cT step %c1 iter_args(%t = %s0) -> ({elem}) {{",
-             f"    %x = memref.load %As[%ty, %kk] : {sh}", f"    %y = memref.load %Bs[%kk, %tx] : {sh}",
-             f"    %p = {mul} %x, %y : {elem}", f"    %u = {add} %t, %p : {elem}", f"    scf.yield %u : {elem}",
+             "  scf.for %i = %c0 to %cR step %c1 {",
+             "    %ti = arith.muli %i, %cT : index", "    %ar = arith.addi %ty, %ti : index",
+             "    %grow = arith.addi %orow, %ar : index", "    %growc = arith.minui %grow, %M1 : index",
+             "    %rin = arith.cmpi ult, %grow, %M : index", "    %oka = arith.andi %rin, %kain : i1",
+             f"    %av = memref.load %a0[%growc, %kac] : {at}",
+             f"    %as = arith.select %oka, %av, %zero : {elem}",
+             f"    memref.store %as, %As[%ar, %tx] : {ash}",
+             "    %bc = arith.addi %tx, %ti : index", "    %gcol = arith.addi %ocol, %bc : index",
+             "    %gcolc = arith.minui %gcol, %N1 : index", "    %cin = arith.cmpi ult, %gcol, %N : index",
+             "    %okb = arith.andi %kbin, %cin : i1",
+             f"    %bv = memref.load %a1[%kbc, %gcolc] : {bt}",
+             f"    %bs = arith.select %okb, %bv, %zero : {elem}",
+             f"    memref.store %bs, %Bs[%ty, %bc] : {bsh}",
              "  }",
-             f"  memref.store %s, %acc[%c0] : {pr}",
-             "  gpu.barrier", "}",
-             "%in = arith.andi %rin, %cin : i1", "scf.if %in {",
-             f"  %old = memref.load %a2[%row, %col] : {ct}", f"  %sum = memref.load %acc[%c0] : {pr}",
-             f"  %new = {add} %old, %sum : {elem}", f"  memref.store %new, %a2[%row, %col] : {ct}", "}",
+             "  gpu.barrier",
+             "  scf.for %kk = %c0 to %cT step %c1 {"]
+    # the per-thread product unrolled: constant accumulator indices keep the accumulators in registers
+    for i in range(r):
+        lines += [f"    %ar{i} = arith.addi %ty, %cO{i} : index", f"    %x{i} = memref.load %As[%ar{i}, %kk] : {ash}"]
+    for j in range(r):
+        lines += [f"    %bc{j} = arith.addi %tx, %cO{j} : index", f"    %y{j} = memref.load %Bs[%kk, %bc{j}] : {bsh}"]
+    for i in range(r):
+        for j in range(r):
+            n = f"{i}_{j}"
+            lines += [f"    %s{n} = memref.load %acc[%cI{i * r + j}] : {pr}"]
+            if fma:
+                lines += [f"    %u{n} = math.fma %x{i}, %y{j}, %s{n} : {elem}"]
+            else:
+                lines += [f"    %p{n} = {mul} %x{i}, %y{j} : {elem}", f"    %u{n} = {add} %s{n}, %p{n} : {elem}"]
+            lines += [f"    memref.store %u{n}, %acc[%cI{i * r + j}] : {pr}"]
+    lines += ["  }", "  gpu.barrier", "}"]
+    for i in range(r):
+        lines += [f"%wr{i} = arith.addi %ty, %cO{i} : index", f"%row{i} = arith.addi %orow, %wr{i} : index",
+                  f"%rin{i} = arith.cmpi ult, %row{i}, %M : index"]
+        for j in range(r):
+            n = f"{i}_{j}"
+            lines += [f"%wc{n} = arith.addi %tx, %cO{j} : index", f"%col{n} = arith.addi %ocol, %wc{n} : index",
+                      f"%cin{n} = arith.cmpi ult, %col{n}, %N : index", f"%in{n} = arith.andi %rin{i}, %cin{n} : i1",
+                      f"scf.if %in{n} {{",
+                      f"  %old{n} = memref.load %a2[%row{i}, %col{n}] : {ct}",
+                      f"  %sum{n} = memref.load %acc[%cI{i * r + j}] : {pr}",
+                      f"  %new{n} = {add} %old{n}, %sum{n} : {elem}",
+                      f"  memref.store %new{n}, %a2[%row{i}, %col{n}] : {ct}", "}"]
+    lines += [
              "gpu.terminator", "}"]
     return "\n".join("    " + line for line in lines)
 
@@ -361,8 +400,8 @@ def _thread_extent(forall):
 
 @register("tfn-gpu-map", "Map tiled foralls to gpu.launch (transform dialect) and write the reduction and matmul "
           "kernels (shared memory, barriers, warp shuffles)",
-          options=[BLOCK_SIZE, MATMUL_TILE, WARP_SIZE, GUARD_SLACK])
-def gpu_map(module_op, block_size, matmul_tile, warp_size, guard_slack):
+          options=[BLOCK_SIZE, MATMUL_TILE, MATMUL_PER_THREAD, WARP_SIZE, GUARD_SLACK])
+def gpu_map(module_op, block_size, matmul_tile, matmul_per_thread, warp_size, guard_slack):
     if warp_size & (warp_size - 1):
         raise ValueError(f"tfn-gpu-map: warp-size {warp_size} is not a power of two")
     failed = False
@@ -377,7 +416,7 @@ def gpu_map(module_op, block_size, matmul_tile, warp_size, guard_slack):
                 text = _map_reduce(op, block_size, warp_size, guard_slack)
                 operands = [op.operands[0], op.operands[1]]
             else:
-                text = _matmul_text(op, matmul_tile, guard_slack)
+                text = _matmul_text(op, matmul_tile, matmul_per_thread, guard_slack)
                 operands = list(op.operands)
             _splice(op, operands, text)
             op.erase()

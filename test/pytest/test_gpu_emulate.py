@@ -155,3 +155,12 @@ PROGRAMS = {  # name: (function, arguments, NumPy reference)
 def test_programs_of_several_kernels(name):
     fn, args, reference = PROGRAMS[name]
     np.testing.assert_allclose(_run(fn, args), reference(*args), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("tile,per_thread", [(16, 4), (8, 2), (16, 1)])
+def test_matmul_tilings(tile, per_thread):
+    """Several blocks in both directions, k not a multiple of the k step, each thread's outputs spread apart."""
+    a = RNG.standard_normal((130, 70)).astype(np.float32)
+    b = RNG.standard_normal((70, 67)).astype(np.float32)
+    got = _run(lambda p, q: tfn.matmul(p, q), [a, b], matmul_tile=tile, matmul_per_thread=per_thread)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)

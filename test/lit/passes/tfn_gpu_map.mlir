@@ -1,7 +1,7 @@
 // The bufferized output of tfn-gpu-tile goes through tfn-gpu-map: launch dimensions, shared memory, barriers and
 // shuffles; the second run outlines the kernels and lowers them to NVVM (the nvvm ops they become).
 // RUN: tfn-opt %s -p 'builtin.module(tfn-gpu-tile, tfn-mark-readonly-args, one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, canonicalize, tfn-gpu-map{block-size=256 matmul-tile=16 warp-size=32}, canonicalize)' | FileCheck %s
-// RUN: tfn-opt %s -p 'builtin.module(tfn-gpu-tile, tfn-mark-readonly-args, one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, canonicalize, tfn-gpu-map{matmul-tile=8}, canonicalize)' | FileCheck %s --check-prefix=T8
+// RUN: tfn-opt %s -p 'builtin.module(tfn-gpu-tile, tfn-mark-readonly-args, one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, canonicalize, tfn-gpu-map{matmul-tile=8 matmul-per-thread=1}, canonicalize)' | FileCheck %s --check-prefix=T8
 // RUN: tfn-opt %s -p 'builtin.module(tfn-gpu-tile, tfn-mark-readonly-args, one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, canonicalize, tfn-gpu-map, convert-linalg-to-loops, lower-affine, cse, canonicalize, gpu-kernel-outlining, gpu.module(convert-gpu-to-nvvm))' | FileCheck %s --check-prefix=NVVM
 
 // Elementwise: 3700 elements in 15 blocks of 256 threads, one element each (transform.gpu mapping).
@@ -36,16 +36,18 @@
 // CHECK: gpu.launch
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256,
 // CHECK: scf.for {{.*}} = %c0 to %c37 step %c1 iter_args
-// Matmul 37x50 @ 50x29: 2 x 3 blocks of 16 x 16 threads, two 16 x 16 shared tiles, a private accumulator,
-// a barrier after loading the tiles and one after using them.
+// Matmul 37x50 @ 50x29: one block (a 64 x 64 tile of C) of 16 x 16 threads, each computing 4 x 4 outputs; a 64 x 16
+// tile of A and a 16 x 64 tile of B in shared memory per k step, a private 16-element accumulator, a barrier after
+// loading the tiles and one after using them.
 // CHECK-LABEL: func.func @matmul
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c3, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(%[[AS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<1xf32, #gpu.address_space<private>>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(%[[AS:.*]] : memref<64x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<16xf32, #gpu.address_space<private>>)
 // CHECK: scf.for {{.*}} = %c0 to %c50 step %c16
 // CHECK: memref.store %{{.*}}, %[[AS]]
 // CHECK: memref.store %{{.*}}, %[[BS]]
-// CHECK-NEXT: gpu.barrier
-// CHECK: scf.for {{.*}} = %c0 to %c16 step %c1 iter_args
 // CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c1
+// CHECK: gpu.barrier
+// One output per thread with 8 x 8 threads: 4 x 5 blocks.
 // T8-LABEL: func.func @matmul
 // T8: gpu.launch blocks({{.*}}) in ({{.*}} = %c4, {{.*}} = %c5, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c8, {{.*}} = %c8, {{.*}} = %c1) workgroup({{.*}} : memref<8x8xf32, #gpu.address_space<workgroup>>
 
@@ -62,9 +64,9 @@
 // NVVM: llvm.load {{.*}} !llvm.ptr<3>
 // NVVM: nvvm.shfl.sync  bfly
 // NVVM-LABEL: gpu.module @matmul_kernel_4
-// NVVM: llvm.mlir.global internal @__wg_matmul_kernel_0() {addr_space = 3 : i32} : !llvm.array<256 x f32>
-// NVVM: llvm.mlir.global internal @__wg_matmul_kernel_1() {addr_space = 3 : i32} : !llvm.array<256 x f32>
-// NVVM: gpu.known_block_size = array<i32: 16, 16, 1>, gpu.known_grid_size = array<i32: 2, 3, 1>
+// NVVM: llvm.mlir.global internal @__wg_matmul_kernel_0() {addr_space = 3 : i32} : !llvm.array<1024 x f32>
+// NVVM: llvm.mlir.global internal @__wg_matmul_kernel_1() {addr_space = 3 : i32} : !llvm.array<1024 x f32>
+// NVVM: gpu.known_block_size = array<i32: 16, 16, 1>, gpu.known_grid_size = array<i32: 1, 1, 1>
 // NVVM: nvvm.read.ptx.sreg.tid.y
 // NVVM: nvvm.barrier0
 // NVVM: nvvm.barrier0

@@ -11,8 +11,8 @@
 // CHECK-NEXT: gpu.memcpy  %[[C]], %arg2
 // The accumulator's fill: 1073 elements in 5 blocks of 256 threads.
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256, {{.*}} = %c1, {{.*}} = %c1) {
-// The matmul: 2 x 3 blocks of 16 x 16 threads, shared tiles.
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c3, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(
+// The matmul: one block of 16 x 16 threads (a 64 x 64 tile of C), shared tiles.
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(
 // tanh and add fused into one kernel.
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256,
 // CHECK: math.tanh

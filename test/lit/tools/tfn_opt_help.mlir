@@ -32,7 +32,8 @@
 // OPTS-NEXT: {{^ +}}warp-size=<uint>{{ +}}threads of one warp{{.*}}[here: 32]
 // OPTS-NEXT: --tfn-gpu-map{{ +}}Map tiled foralls
 // OPTS-NEXT: {{^ +}}block-size=<uint>{{ +}}threads per block{{.*}}[here: 256]
-// OPTS-NEXT: {{^ +}}matmul-tile=<uint>{{ +}}the matmul kernel's square tile{{.*}}[here: 16]
+// OPTS-NEXT: {{^ +}}matmul-tile=<uint>{{ +}}the matmul kernel's threads per side{{.*}}[here: 16]
+// OPTS-NEXT: {{^ +}}matmul-per-thread=<uint>{{ +}}outputs per side{{.*}}[here: 4]
 // OPTS-NEXT: {{^ +}}warp-size=<uint>
 // OPTS-NEXT: {{^ +}}guard-slack=<int>{{ +}}test hook{{.*}}[here: 0]
 // OPTS-NEXT: --tfn-gpu-tile{{ +}}Tile elementwise
