@@ -905,10 +905,67 @@ def case_digits(fws, cfg):
                 note="; ".join([note, *parts]))]
 
 
+def _torch_cuda():
+    """PyTorch when installed and it sees a GPU, else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def case_gpu(fws, cfg):
+    """(m) on a CUDA GPU: elementwise bandwidth vs the device's copy bandwidth, matmul TFLOP/s, PyTorch beside."""
+    from tfn.runtime import cuda_driver, devices
+    state = cuda_driver.probe()
+    if not state.gpus:
+        print(f"(m) GPU: no GPU: skipped ({state.reason})", flush=True)
+        return [row("(m) GPU", "", {}, note=f"no GPU: skipped ({state.reason})")]
+    devices.set_gpu_emulation(False)
+    gpu = devices.find("GPU", 0)
+    cuda = cuda_driver.runtime()
+    n = (1 << 26) if not cfg.quick else (1 << 24)  # float32 elements: 256 MiB (64 MiB with --quick)
+    x = rand(n)
+    tfn.config.experimental.reset_device_copy_stats()
+    t0 = perf()
+    xd = devices.to_device(gpu, x)
+    h2d_gbs = x.nbytes / (perf() - t0) / 1e9
+    yd = devices.to_device(gpu, np.empty_like(x))
+
+    def device_copy():
+        cuda.copy(yd.ptr, xd.ptr, x.nbytes)  # device to device, synchronised
+    copy_gbs = 2 * x.nbytes / median_time(device_copy, cfg) / 1e9
+    scale = tfn.function(lambda v: v * 1.5 + 0.5, jit_device="GPU:0")
+    xt = scale(x)  # compiles; its input copied once, then every call reads the device tensor where it is
+    tfn.config.experimental.reset_device_copy_stats()
+    ew_gbs = 2 * x.nbytes / median_time(lambda: scale(xt), cfg) / 1e9
+    stats = tfn.config.experimental.get_device_copy_stats()
+    rows = [row("(m) GPU elementwise v*1.5+0.5", "GB/s", {"tfn compiled": ew_gbs}, ">= 80% of device copy",
+                ew_gbs >= 0.8 * copy_gbs, ew_gbs / copy_gbs,
+                f"{gpu.description}; {n:,} f32; device copy {copy_gbs:.0f} GB/s, host->device {h2d_gbs:.1f} GB/s; "
+                f"host<->device copies while timing: {stats['host_to_device']} in, {stats['device_to_host']} out")]
+    m = 4096 if not cfg.quick else 2048
+    a, b = rand(m, m), rand(m, m)
+    mm = tfn.function(lambda p, q: tfn.matmul(p, q), jit_device="GPU:0")
+    ad, bd = mm(a, np.eye(m, dtype=np.float32)), mm(b, np.eye(m, dtype=np.float32))  # on the device
+    values = {"tfn compiled": 2 * m ** 3 / median_time(lambda: mm(ad, bd), cfg) / 1e12}
+    torch = _torch_cuda()
+    if torch is not None:
+        xs, at, bt = (torch.from_numpy(v).cuda() for v in (x, a, b))
+        torch_ew = 2 * x.nbytes / median_time(lambda: (xs * 1.5 + 0.5, torch.cuda.synchronize()), cfg) / 1e9
+        rows[0]["values"]["PyTorch"] = torch_ew
+        values["PyTorch"] = 2 * m ** 3 / median_time(lambda: (at @ bt, torch.cuda.synchronize()), cfg) / 1e12
+    rows.append(row(f"(m) GPU matmul {m}^3 f32", "TFLOP/s", values, "", None,
+                    _speedup(values, over="tfn compiled", of="PyTorch") if torch is not None else None,
+                    "speedup = tfn / PyTorch" if torch is not None else "PyTorch not installed"))
+    return rows
+
+
 # ---- output -----------------------------------------------------------------------------------------------------
 
 SCALE = {"us": 1e6, "ms": 1e3}
-ORDER = ["tfn compiled", "tfn eager", "NumPy", "NumPy 1 thread", "TF function", "tf.keras", "tf.keras XLA", "JAX jit"]
+ORDER = ["tfn compiled", "tfn eager", "NumPy", "NumPy 1 thread", "TF function", "tf.keras", "tf.keras XLA", "JAX jit",
+         "PyTorch"]
 
 
 def fmt(v, unit):
@@ -967,7 +1024,8 @@ def main(argv=None):
           "(NumPy; NumPy 1 thread for matmul)\n", flush=True)
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
-                 case_trace, case_training, case_data, case_fit_data, case_digits, case_saved_model):
+                 case_trace, case_training, case_data, case_fit_data, case_digits, case_saved_model,
+                 case_gpu):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue

@@ -25,6 +25,7 @@ from tfn import (  # noqa: F401
 )
 from tfn.config import executing_eagerly  # noqa: F401
 from tfn.core import api as _api
+from tfn.core.device_scope import device  # noqa: F401
 from tfn.core.name_scope import name_scope  # noqa: F401
 from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor  # noqa: F401
 from tfn.core.tensor_shape import TensorShape  # noqa: F401

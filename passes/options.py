@@ -13,6 +13,7 @@ class Option:
     help: str
     default: object        # fn(Target) -> the value when the pipeline does not give one
     check: object = None   # fn(value) -> None, or the text saying what a valid value is
+    signed: bool = False   # whether negative values are meaningful (shown as <int> rather than <uint>)
 
     @property
     def keyword(self):
@@ -21,7 +22,7 @@ class Option:
 
     def usage(self):
         """`name=<uint>` as tfn-opt --help shows it."""
-        return f"{self.name}=<uint>"
+        return f"{self.name}=<int>" if self.signed else f"{self.name}=<uint>"
 
 
 def positive(value):

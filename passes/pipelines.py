@@ -1,6 +1,8 @@
 """Named pipelines: the stages every inspection API and tfn-opt share."""
 from dataclasses import dataclass
 
+from tfn.passes.target import GPU_TARGETS
+
 PIPELINES = {}
 
 
@@ -47,3 +49,25 @@ _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
 # stage name -> the pipelines that produce it from the previous stage
 STAGES = ("tfn", "linalg", "bufferized", "llvm")
 STAGE_PIPELINES = {"linalg": "tfn-lower-to-linalg", "bufferized": "tfn-bufferize", "llvm": "tfn-lower-to-llvm"}
+
+# ---- GPU (passes/gpu.py spells these out for a chip; the named pipelines are for the default GPU target) ----
+GPU_MAPPED = ("tfn-lower-to-linalg", "tfn-gpu-tile", "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
+              "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs",
+              "canonicalize", "tfn-gpu-map", "convert-linalg-to-loops", "lower-affine", "cse", "canonicalize",
+              "tfn-gpu-device-buffers", "canonicalize")
+
+
+def gpu_nvvm_tail(chip, ptx_features, opt_level=3):
+    """Outlining, the synchronous host ops made async (gpu-to-llvm lowers only those), NVVM and a fatbin."""
+    return ("gpu-kernel-outlining", "func.func(gpu-async-region)",
+            f"gpu-lower-to-nvvm-pipeline{{cubin-chip={chip} cubin-features={ptx_features} cubin-format=fatbin "
+            f"opt-level={opt_level}}}")
+
+
+_define("tfn-gpu-mapped", "GPU stage `mapped`: tfn to gpu.launch kernels (blocks and threads) on device buffers",
+        *GPU_MAPPED)
+_define("tfn-gpu-nvvm", "The whole GPU pipeline for sm_90: tfn to LLVM host code calling the CUDA runtime wrappers, "
+        "kernels in an embedded fatbin", "tfn-gpu-mapped",
+        *gpu_nvvm_tail(GPU_TARGETS["sm_90"].chip, GPU_TARGETS["sm_90"].ptx_features))
+_define("tfn-gpu-emulation", "The GPU kernels emulated on the CPU: tfn-gpu-mapped, blocks and threads as loops, then "
+        "the CPU lowering", "tfn-gpu-mapped", "tfn-gpu-emulate", "canonicalize", "tfn-lower-to-llvm")

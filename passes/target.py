@@ -150,3 +150,34 @@ def target_for(features="native"):
 def current():
     """The Target code is generated for now: the host, or the level TFN_TARGET_FEATURES names."""
     return target_for(os.environ.get(ENV, "native"))
+
+
+# ---- GPU targets (NVIDIA): the facts the GPU passes take their option defaults from ----
+GPU_ENV = "TFN_GPU_CHIP"
+
+
+@dataclass(frozen=True)
+class GpuTarget:
+    """One NVIDIA GPU architecture tfn generates kernels for (passes/tfn_gpu_*.py)."""
+    chip: str                  # sm_90, sm_80: the `cubin-chip` of gpu-lower-to-nvvm-pipeline
+    ptx_features: str          # the PTX ISA version ptxas is given (`cubin-features`)
+    warp_size: int = 32        # threads of one warp (the width of gpu.shuffle)
+    block_size: int = 256      # threads per block of the elementwise and reduction kernels
+    matmul_tile: int = 16      # the matmul kernel's threads per side (tile x tile per block) and its k step
+    matmul_per_thread: int = 4  # outputs per side per matmul thread: a block computes a 64 x 64 tile of C
+    shared_bytes: int = 48 * 1024  # static shared memory one block may use
+    multiprocessors: int = 132  # SMs: an elementwise kernel of unknown size gets 4 blocks per SM
+
+
+GPU_TARGETS = {
+    "sm_90": GpuTarget("sm_90", "+ptx80", multiprocessors=132),  # Hopper (H100): PTX 8.0 is the first with sm_90
+    "sm_80": GpuTarget("sm_80", "+ptx80", multiprocessors=108),  # Ampere (A100)
+}
+
+
+def gpu_target(chip=None):
+    """The GpuTarget for `chip` (default: TFN_GPU_CHIP, else sm_90); ValueError naming the choices."""
+    chip = chip or os.environ.get(GPU_ENV, "sm_90")
+    if chip not in GPU_TARGETS:
+        raise ValueError(f"unknown GPU chip {chip!r}; tfn generates code for {', '.join(sorted(GPU_TARGETS))}")
+    return GPU_TARGETS[chip]

@@ -10,7 +10,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, toolchain
+from tfn.runtime import cache, cuda_driver, toolchain
 
 
 def declared_functions(llvm_module):
@@ -22,6 +22,11 @@ def declared_functions(llvm_module):
 def _uses_async_runtime(declared):
     """Whether the module calls MLIR's async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
     return any(name.startswith("mlirAsyncRuntime") for name in declared)
+
+
+def _uses_cuda_runtime(declared):
+    """Whether the module is the host side of GPU code: it calls MLIR's CUDA runtime wrappers (mgpu*)."""
+    return any(name.startswith("mgpu") for name in declared)
 
 
 def _needs_runner_utils(declared):
@@ -89,6 +94,7 @@ def _generate_object(llvm_module, opt_level, target):
     if async_runtime:
         toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
     toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
+    cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # likewise; NotFoundError without one
     try:
         jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
         if _uses_mpi(declared):  # the engine resolves every symbol: MPI's from the library mpi4py loaded
@@ -99,7 +105,8 @@ def _generate_object(llvm_module, opt_level, target):
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
     libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
-            *([toolchain.mpi_library()] if _uses_mpi(declared) else [])]
+            *([toolchain.mpi_library()] if _uses_mpi(declared) else []),
+            *([cuda.library] if cuda is not None else [])]
     return engine, obj, work, libs
 
 

@@ -4,18 +4,20 @@ The frontend hands over the module it traced (which keeps the user's source loca
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
 import dataclasses
+import os
 import shutil
 import threading
 
 from mlir import ir
 
 from tfn.dialects.context import new_context
-from tfn.dialects.errors import CompileError
-from tfn.passes import pipelines, registry
+from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
+from tfn.passes import gpu, pipelines, registry
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
-from tfn.runtime import cache, compiler, toolchain
+from tfn.runtime import cache, compiler, cuda_driver, devices, toolchain
 from tfn.runtime.cachedir import read_fd
+from tfn.runtime.device_executable import DeviceExecutable
 from tfn.runtime.executable import Executable
 
 STAGES = pipelines.STAGES
@@ -41,10 +43,33 @@ _DESCRIBING = threading.Lock()
 _DESCRIBING_CONTEXT = []
 
 
-def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None):
+def gpu_pipeline(device):
+    """The pipeline text compiling a traced module for GPU `device` (passes/gpu.py), with tfn-gpu-device-abi as its
+    host side: arguments and results in device memory, every host<->device copy left to the runtime. The emulated
+    GPU's turns the mapped gpu.launch IR into CPU loops (an ordinary CPU library); a CUDA GPU's ends in NVVM and a
+    fatbin for its chip (TFN_GPU_CHIP, else from its compute capability)."""
+    if device.backend == devices.EMULATED:
+        text = gpu.pipeline_for("emulate")
+    else:
+        text = gpu.pipeline_for("nvvm", chip=os.environ.get(target_mod.GPU_ENV) or _chip(device))
+    return text.replace("tfn-gpu-device-buffers", "tfn-gpu-device-abi")
+
+
+def _chip(device):
+    major, minor = cuda_driver.probe().gpus[device.index].compute_capability
+    if major < 8:
+        raise UnimplementedError(f"{device.name} has compute capability {major}.{minor}; tfn generates GPU code for "
+                                 "sm_80 and later")
+    return "sm_80" if major == 8 else "sm_90"  # a newer GPU JIT-compiles the fatbin's PTX
+
+
+def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None):
     """The Executable of function `symbol` of traced `module` (tfn dialect, left unchanged), from the artifact cache
     or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
-    callback sites' handlers; name: the function's name in compile errors (default: symbol)."""
+    callback sites' handlers; name: the function's name in compile errors (default: symbol); device: a GPU
+    (runtime/devices.py) to compile for, giving a DeviceExecutable, or None / the CPU."""
+    if device is not None and device.is_gpu:
+        return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
     with module.context:
         artifact, scratch = _artifact(module, options, symbol, name)
     with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
@@ -97,6 +122,45 @@ def lower(module, pipeline, target, name):
     lowered = _copy(module)
     _run_pipeline(lowered.operation, registry.pipeline_text(pipeline, target), name, target)
     return lowered
+
+
+class NoGpuKernelError(InvalidArgumentError):
+    """The function holds an op the GPU code generator has no kernel for (TF: no supported kernel for GPU devices);
+    under soft placement the frontend runs the function on the CPU instead."""
+
+
+_NO_KERNEL = "no GPU kernel"  # how the GPU passes (tfn-gpu-tile, tfn-gpu-map) name an op they cannot map
+
+
+def _compile_for_gpu(module, options, symbol, in_types, out_types, name, device):
+    try:
+        return _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, name, device)
+    except CompileError as e:
+        if _NO_KERNEL not in str(e):
+            raise
+        raise NoGpuKernelError(f"Cannot assign a device for '{name or symbol}': Could not satisfy explicit device "
+                               f"specification '{device.name}' because no supported kernel for GPU devices is "
+                               f"available:\n{e}") from None
+
+
+def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, name, device):
+    backend = device.backend
+    if backend == devices.CUDA:
+        # NotFoundError, naming what is missing, before any work where there is no driver; the library the code
+        # links to is part of its key.
+        backend = f"cuda:{cuda_driver.runtime().library}"
+    options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
+                                  target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
+    if device.backend == devices.EMULATED:
+        exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
+        return DeviceExecutable(device, in_types, out_types, executable=exe)
+    with module.context:
+        artifact, scratch = _artifact(module, options, symbol, name)
+    with artifact:
+        exe = DeviceExecutable(device, in_types, out_types, so_path=artifact.path, symbol=symbol)
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)  # the loaded library stays mapped
+    return exe
 
 
 def stage_ir(module, stage, name):

@@ -71,3 +71,6 @@ _mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.pat
 if _mpiexec:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpiexec", _mpiexec))
+# ptxas (the CUDA toolkit) builds the GPU pipeline's fatbins: tests that need it say `REQUIRES: ptxas`.
+if shutil.which("ptxas"):
+    config.available_features.add("ptxas")

@@ -2,10 +2,10 @@
 import numpy as np
 
 from tfn import dtypes
+from tfn.core import device_scope, device_tensor, leaks
 from tfn.core import graph as graph_mod
-from tfn.core import leaks
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
-from tfn.dialects import optable
+from tfn.dialects import ops, optable
 from tfn.dialects.errors import OpError, ResourceExhaustedError
 from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType, check_memory, oom_message
@@ -30,6 +30,10 @@ def apply(op, inputs, attrs=None):
     for x in inputs:
         if isinstance(x, SymbolicTensor):
             _check_scope(x, g)  # a tensor of a trace used eagerly (outside it, or in tfn.init_scope)
+    if device_scope.OPEN[0] and device_scope.current() is not None:
+        placed = _placed(opdef, inputs)
+        if placed is not None:
+            return placed
     types = [TensorType(x._shape, x._dtype) for x in inputs]
     out_types = opdef.infer_types(types, attrs)
     for t in out_types:
@@ -43,6 +47,21 @@ def apply(op, inputs, attrs=None):
     if _TAPES:  # (the only cost of gradients when no tape records)
         record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
+
+
+def _placed(opdef, inputs):
+    """An eager op under a device scope: `identity` under a GPU scope copies its input to that GPU (TF's way to move
+    a tensor); any other op runs on the CPU, or raises under hard placement (core/device_scope.py)."""
+    spec = device_scope.current()
+    if opdef is ops.identity and spec[0] == "GPU" and not inputs[0]._dtype.is_string:
+        placed = device_scope.resolve(spec, f"Op:{opdef.tf_name}")
+        if placed.is_gpu:
+            out = device_tensor.copy_to(inputs[0], placed)
+            if _TAPES:
+                record_op(opdef, inputs, {}, [out])
+            return out
+    device_scope.eager_op_device(opdef)
+    return None
 
 
 def _apply_symbolic(g, opdef, inputs, attrs):

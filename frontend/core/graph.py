@@ -92,6 +92,7 @@ class FuncGraph:
         self.name_scope = ""  # the open tfn.name_scope: a prefix of the op names, "" or ending in "/"
         self._scopes = []  # the open control-flow regions, innermost last
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
+        self.placement = None  # the runtime Device a tfn.function placed on a GPU is traced for (core/device_scope.py)
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()

@@ -63,6 +63,9 @@ class Reference:
         return f"<Reference wrapping {self._wrapped!r}>"
 
 
+CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
 class Tensor(TensorBase):
     """An eager tensor: an immutable NumPy array with a dtype and a shape."""
 
@@ -91,6 +94,13 @@ class Tensor(TensorBase):
     @property
     def dtype(self):
         return self._dtype
+
+    @property
+    def device(self):
+        """The full name of the device holding the value (TF's): the host CPU's for a NumPy-backed tensor."""
+        return CPU_DEVICE
+
+    backing_device = device
 
     def numpy(self):
         """The value as a NumPy array (a 0-d value as a NumPy scalar), as TF's `.numpy()`."""
@@ -173,6 +183,12 @@ class SymbolicTensor(TensorBase):
     @property
     def graph(self):
         return self._graph
+
+    @property
+    def device(self):
+        """The device the traced function is placed on ('' when it has no placement), as TF's symbolic tensors."""
+        placement = self._graph.placement
+        return placement.name if placement is not None else ""
 
     def __repr__(self):
         return f'Tensor("{self._name}", shape={self.shape}, dtype={self._dtype.name})'

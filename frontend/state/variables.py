@@ -19,7 +19,7 @@ import numpy as np
 from tfn import dtypes, nest
 from tfn.core import graph as graph_mod
 from tfn.core import graph_stack
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import CPU_DEVICE, SymbolicTensor, Tensor, TensorBase, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 from tfn.dialects.locations import with_excerpt
@@ -91,6 +91,12 @@ class Variable(TensorBase):
     @property
     def name(self):
         return self._name
+
+    @property
+    def device(self):
+        """Where the variable's value lives (TF's): the host CPU, whatever the device scope it was made in —
+        functions placed on a GPU copy it there when they read it (counted) and write it back."""
+        return CPU_DEVICE
 
     @property
     def trainable(self):

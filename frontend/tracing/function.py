@@ -6,7 +6,8 @@ import numpy as np
 from mlir import ir
 
 from tfn import nest, runtime
-from tfn.core import graph_stack
+from tfn.core import device_scope, graph_stack
+from tfn.core.device_tensor import DeviceTensor
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
 from tfn.core.tensor_shape import TensorShape
@@ -16,6 +17,7 @@ from tfn.dialects.types import TensorType
 from tfn.gradients import function_call
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import tapes_here
+from tfn.runtime.driver import NoGpuKernelError
 from tfn.state import variables
 from tfn.tracing import atomic, trace_type
 
@@ -78,6 +80,9 @@ class ConcreteFunction:
         self._initializing = threading.Lock()
         self._function = None  # the PolymorphicFunction that traced it (its backward function traces from it)
         self._state_lock = variables.StateLock(graph)  # held by a call: its variable updates are atomic
+        # The GPU the trace is placed on (a runtime Device), or None: its executable takes and returns device
+        # buffers, its results are DeviceTensors (core/device_tensor.py).
+        self.placement = graph.placement if graph.placement is not None and graph.placement.is_gpu else None
 
     @property
     def structured_input_signature(self):
@@ -105,9 +110,19 @@ class ConcreteFunction:
 
     def _compile_locked(self):
         in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
-        self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
-                                           out_types=graph_output_types(self.graph), handlers=self.graph.callbacks,
-                                           name=self.name)
+        try:
+            self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
+                                               out_types=graph_output_types(self.graph),
+                                               handlers=self.graph.callbacks, name=self.name, device=self.placement)
+        except NoGpuKernelError:
+            if not device_scope.SOFT[0]:
+                raise
+            self.placement = None  # soft placement (TF's): what has no GPU kernel runs on the CPU
+            self._compile_locked()
+            return
+        if self.placement is not None:
+            self._run_leaves = self._run_on_device  # inputs on the device stay there (no host copy)
+            return
         run = _fast_runner(self)
         if run is not None:
             self._run_leaves = run  # shadows the method: cache hits go straight to the executable's plan
@@ -123,6 +138,8 @@ class ConcreteFunction:
         if self._stateful:
             return self._call_stateful(arrays)
         results = self._executable(arrays)
+        if self.placement is not None:
+            return [DeviceTensor(b, dt) for b, dt in zip(results, self._out_dtypes)]
         return [Tensor._trusted(a, dt) for a, dt in zip(results, self._out_dtypes)]
 
     def _call_stateful(self, arrays):
@@ -139,7 +156,9 @@ class ConcreteFunction:
             if self._writebacks:
                 n = len(results) - len(self._writebacks)
                 for write, array in zip(self._writebacks, results[n:]):
-                    write(array)
+                    write(array.to_host() if self.placement is not None else array)  # variables live on the host
+        if self.placement is not None:
+            return [DeviceTensor(b, dt) for b, dt in zip(results, self._user_dtypes)]
         return [Tensor._trusted(a, dt) for a, dt in zip(results, self._user_dtypes)]
 
     def _pack_outputs(self, results):
@@ -148,9 +167,18 @@ class ConcreteFunction:
 
     def _run_leaves(self, flat):
         """Run on the flattened arguments of a call whose exact type already matched this trace."""
+        if self.placement is not None:
+            return self._run_on_device(flat)
         arrays = [x._value if type(x) is Tensor else _as_array(x, spec)
                   for x, spec in zip([flat[i] for i in self._arg_positions], self._arg_specs)]
         return self._pack_outputs(self._call_flat(arrays))
+
+    def _run_on_device(self, flat):
+        """`_run_leaves` of a trace placed on a GPU: a DeviceTensor goes as its buffer (used where it is if on this
+        device), any other value as a host array the executable copies to the device."""
+        values = [x._buffer if type(x) is DeviceTensor else x._value if type(x) is Tensor else _as_array(x, spec)
+                  for x, spec in zip([flat[i] for i in self._arg_positions], self._arg_specs)]
+        return self._pack_outputs(self._call_flat(values))
 
     def __call__(self, *args, **kwargs):
         if _TAPES and self._function is not None and graph_stack.current() is None and tapes_here():  # recorded

@@ -8,8 +8,9 @@ import weakref
 
 from tfn import autograph, nest
 from tfn.config import _RUN_EAGERLY
+from tfn.core import device_scope, leaks
 from tfn.core import graph as graph_mod
-from tfn.core import leaks
+from tfn.core.device_scope import OPEN as _DEVICE_SCOPES
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import SymbolicTensor, Tensor, eager_constant
 from tfn.core.tensor_spec import TensorSpec
@@ -30,8 +31,15 @@ class RetracingWarning(UserWarning):
 class PolymorphicFunction:
     """A Python function traced once per input FunctionType; calls dispatch to compiled code."""
 
-    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False, autograph=True):
+    def __init__(self, python_function, input_signature=None, name=None, reduce_retracing=False, autograph=True,
+                 jit_device=None, placement=None):
         self.python_function = python_function
+        # Placement (core/device_scope.py): jit_device, the (kind, index) every call is placed on, else the caller's
+        # device scope; a function placed on a GPU runs as a child PolymorphicFunction whose `placement` is that
+        # runtime Device (its traces compile for it), one per device in `_placed`.
+        self._jit_device = device_scope.parse(jit_device)
+        self._placement = placement
+        self._placed = {}
         self._autograph = bool(autograph)
         self._converted_fn = None  # what traces run: AutoGraph's conversion of python_function (made lazily)
         self._name = name or getattr(python_function, "__name__", "function")
@@ -74,9 +82,11 @@ class PolymorphicFunction:
             ref = weakref.ref(instance, lambda _, d=self._bound, k=key: d.pop(k, None))
         except TypeError:  # no weak references to this object: a fresh bound function per access
             return PolymorphicFunction(self.python_function.__get__(instance, owner), self.input_signature,
-                                       self._name, self._reduce_retracing, self._autograph)
+                                       self._name, self._reduce_retracing, self._autograph, self._jit_device,
+                                       self._placement)
         bound = PolymorphicFunction(_weak_method(self.python_function, instance, owner, ref), self.input_signature,
-                                    self._name, self._reduce_retracing, self._autograph)
+                                    self._name, self._reduce_retracing, self._autograph, self._jit_device,
+                                    self._placement)
         self._bound[key] = (ref, bound)
         return bound
 
@@ -93,6 +103,10 @@ class PolymorphicFunction:
             return self.python_function(*args, **kwargs)
         if graph_mod.current() is not None:
             return self._call_in_trace(args, kwargs)
+        if (_DEVICE_SCOPES[0] or self._jit_device is not None) and self._placement is None:
+            placed = self._on_device()
+            if placed is not self:
+                return placed(*args, **kwargs)
         if _TAPES and tapes_here():  # recorded as one op, with a compiled backward function
             return function_call.call(self, args, kwargs)
         self._calls += 1
@@ -110,6 +124,25 @@ class PolymorphicFunction:
         if concrete._leaf_params and not kwargs:
             return concrete._run_leaves(args)
         return concrete._run_leaves(nest.flatten(list(args) + list(kwargs.values())))
+
+    def _on_device(self):
+        """The function this call runs: itself on the CPU, or its child placed on the GPU that jit_device or the
+        caller's device scope names (soft placement: the CPU where that GPU does not exist)."""
+        spec = self._jit_device or device_scope.current()
+        if spec is None:
+            return self
+        placed = device_scope.resolve(spec, f"tfn.function {self._name}")
+        if not placed.is_gpu:
+            return self
+        child = self._placed.get(placed)
+        if child is None:
+            with TRACE_LOCK:
+                child = self._placed.get(placed)
+                if child is None:
+                    child = self._placed[placed] = PolymorphicFunction(
+                        self.python_function, self.input_signature, self._name, self._reduce_retracing,
+                        self._autograph, placement=placed)
+        return child
 
     def _new_entry(self, key, args, kwargs):
         """The cache entry of a call key not seen yet, made under the trace lock: another thread may be making it."""
@@ -207,6 +240,7 @@ class PolymorphicFunction:
         if register and any(trace_type.is_unranked(t) for t in ftype.flat_inputs):
             return self._register(unranked.RankPolymorphicFunction(self, ftype))
         graph = graph_mod.FuncGraph(self._name)
+        graph.placement = self._placement
         self._tracing_count += 1
         graph.variable_creation, self._traced = not self._traced, True  # as TF: only the first trace creates
         with graph, trace_type.tracing_call(self, ftype):
@@ -237,7 +271,7 @@ class PolymorphicFunction:
     def experimental_get_tracing_count(self):
         """How many times the Python function has been traced (TF counts a variable-creating trace and the
         trace that follows it)."""
-        return self._tracing_count
+        return self._tracing_count + sum(c._tracing_count for c in self._placed.values())
 
     def _register(self, concrete):
         self._note_trace(concrete.function_type)
@@ -348,8 +382,10 @@ def _output_type(outputs):
 
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,
-             name=None):
-    """Decorator compiling a Python function with tfn (`tf.function`)."""
+             name=None, jit_device=None):
+    """Decorator compiling a Python function with tfn (`tf.function`). jit_device ('/GPU:0', 'GPU', 'CPU:0', ...):
+    the device every call is compiled for and runs on, whatever the caller's `tfn.device` scope (tfn's option;
+    soft placement runs it on the CPU where that device does not exist)."""
     if func is None:
-        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing, autograph)
-    return PolymorphicFunction(func, input_signature, name, reduce_retracing, autograph)
+        return lambda f: PolymorphicFunction(f, input_signature, name, reduce_retracing, autograph, jit_device)
+    return PolymorphicFunction(func, input_signature, name, reduce_retracing, autograph, jit_device)
