@@ -19,8 +19,11 @@ pipeline_for("emulate")), followed by the CPU lowering. Each `gpu.launch` become
   block loop's, grid and block sizes the launch's operands; a private attribution becomes one element per thread.
 - device buffers become host buffers: gpu.alloc / gpu.dealloc / gpu.memcpy into memref.alloc / dealloc / copy.
 
-A barrier or shuffle under control flow that depends on the thread (scf.if, a loop with iter_args or thread-
-dependent bounds) cannot be emulated this way: the pass fails naming the op.
+- a loop holding a barrier that carries per-thread values (iter_args) keeps them in per-thread storage: stored
+  before the loop and at the end of each iteration, loaded at its start and after it.
+
+A barrier or shuffle under control flow that depends on the thread (scf.if, a loop with thread-dependent bounds)
+cannot be emulated this way: the pass fails naming the op.
 """
 from mlir import ir
 
@@ -127,12 +130,14 @@ class _Launch:
             repl = {"gpu.block_id": (bx, by, bz), "gpu.block_dim": self.block, "gpu.grid_dim": self.grid}[op.name][d]
             op.results[0].replace_all_uses_with(repl)
             op.erase()
-        ops = [o for o in self.body.operations]
         self.tid_ops = collect(self.launch, lambda o: o.name == "gpu.thread_id")
         self.shuffle_ops = collect(self.launch, lambda o: o.name == "gpu.shuffle")
         barriers = collect(self.launch, lambda o: o.name == "gpu.barrier")
         for op in collect(self.launch, lambda o: o.name == "gpu.lane_id"):
             raise EmulationError(op, "gpu.lane_id")
+        for op in reversed(collect(self.launch, lambda o: o.name == "scf.for" and o.results and _contains_sync(o))):
+            self._carry_through_memory(op)
+        ops = [o for o in self.body.operations]
         self._level(ops[:-1], ip)  # without gpu.terminator
         self._thread_ids()
         self._shuffles()
@@ -173,6 +178,54 @@ class _Launch:
             else:
                 segment.append(op)
         self._segment(segment, ip)
+
+    def _carry_through_memory(self, loop):
+        """A loop holding a barrier whose iter_args are per-thread values: they go through per-thread storage (stored
+        before the loop and at the end of each iteration, loaded at its start and after it), leaving a loop without
+        results that _level can split."""
+        loc, ip = self.loc, ir.InsertionPoint(loop)
+        tx, ty, tz = self.args[3:6]
+        sx, sy = self.block[0], self.block[1]
+        lin = _binop("arith.addi", ip, _binop("arith.muli", ip, _binop("arith.addi", ip, _binop(
+            "arith.muli", ip, tz, sy, loc), ty, loc), sx, loc), tx, loc)
+        lb, ub, step, *inits = loop.operands
+        old_body = loop.regions[0].blocks[0]
+        yielded = list(list(old_body.operations)[-1].operands)
+        buffers = []
+        for init in inits:
+            elem = _stored_type(init.type)
+            buf = self._alloc(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem), [self.threads])
+            self._store(ip, init, buf, lin)
+            buffers.append(buf)
+        new, body = _for(ip, lb, ub, step, loc)
+        head = ir.InsertionPoint.at_block_begin(body)
+        old_body.arguments[0].replace_all_uses_with(body.arguments[0])
+        for arg, buf in zip(list(old_body.arguments)[1:], buffers):
+            arg.replace_all_uses_with(self._load(head, buf, lin, arg.type))
+        end = list(body.operations)[-1]
+        for op in list(old_body.operations)[:-1]:
+            op.move_before(end)
+        tail = ir.InsertionPoint(end)
+        for value, buf in zip(yielded, buffers):
+            self._store(tail, value, buf, lin)
+        after = _after(new)
+        for result, buf in zip(loop.results, buffers):
+            result.replace_all_uses_with(self._load(after, buf, lin, result.type))
+        loop.erase()
+
+    def _store(self, ip, value, buf, at):
+        elem = ir.MemRefType(buf.type).element_type
+        if elem != value.type:  # i1 kept as i8
+            value = ir.Operation.create("arith.extui", results=[elem], operands=[value], loc=self.loc, ip=ip).result
+        ir.Operation.create("memref.store", results=[], operands=[value, buf, at], loc=self.loc, ip=ip)
+
+    def _load(self, ip, buf, at, value_type):
+        elem = ir.MemRefType(buf.type).element_type
+        got = ir.Operation.create("memref.load", results=[elem], operands=[buf, at], loc=self.loc, ip=ip).result
+        if elem != value_type:
+            got = ir.Operation.create("arith.trunci", results=[value_type], operands=[got], loc=self.loc,
+                                      ip=ip).result
+        return got
 
     def _segment(self, ops, ip):
         if not ops or all(o.name == "gpu.barrier" for o in ops):

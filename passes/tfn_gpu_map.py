@@ -18,8 +18,8 @@ then puts them in device memory):
   (c, a) looping over R (coalesced across the threads of a warp).
 - matmul (`tfn.gpu_kernel = "matmul"`, C += A B): `matmul-tile` x `matmul-tile` threads per block, each computing
   `matmul-per-thread` x `matmul-per-thread` outputs; per step of the k loop the block loads a tile of A and one of
-  B into two workgroup arrays (zero outside the matrices), `gpu.barrier`, accumulates the tile product into a
-  private accumulator array, `gpu.barrier` (see _matmul_text).
+  B into two workgroup arrays (zero outside the matrices), `gpu.barrier`, accumulates the tile product into
+  loop-carried accumulators (registers), `gpu.barrier` (see _matmul_text).
 - scalar (rank-0 ops such as the fill of a full reduction's result): a launch of one thread.
 
 Every load is guarded by a bounds check (indices clamped, the value selected), so a size that is not a multiple of
@@ -285,7 +285,7 @@ def _matmul_text(op, tile, per_thread, slack):
     """C += A B by blocks of tile x tile threads, each computing per_thread x per_thread outputs spread tile apart
     (rows ty + tile i, columns tx + tile j of the block's BT x BT output tile, BT = tile * per_thread), so that
     neighbouring threads touch neighbouring columns. Per k step of `tile`, the block stages A[BT, tile] and
-    B[tile, BT] in shared memory (zero outside the matrices), then accumulates into a private per_thread^2 array."""
+    B[tile, BT] in shared memory (zero outside the matrices), then accumulates into per_thread^2 loop-carried values."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     for v in (a, b, c):
         _check_identity_layout(op, v)
@@ -298,7 +298,8 @@ def _matmul_text(op, tile, per_thread, slack):
     r, bt_ = per_thread, tile * per_thread
     ash = f"memref<{bt_}x{tile}x{elem}, {_WG}>"
     bsh = f"memref<{tile}x{bt_}x{elem}, {_WG}>"
-    pr = f"memref<{r * r}x{elem}, {_PRIV}>"
+    rr = r * r
+    types = ", ".join([str(elem)] * rr)
     lines = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
              f"%cT = arith.constant {tile} : index", f"%cR = arith.constant {r} : index",
              f"%cBT = arith.constant {bt_} : index",
@@ -311,13 +312,12 @@ def _matmul_text(op, tile, per_thread, slack):
              "%Mt = arith.addi %M, %cBT1 : index", "%gy = arith.divui %Mt, %cBT : index",
              "%Nt = arith.addi %N, %cBT1 : index", "%gx = arith.divui %Nt, %cBT : index"]
     lines += [f"%cO{i} = arith.constant {tile * i} : index" for i in range(r)]
-    lines += [f"%cI{n} = arith.constant {n} : index" for n in range(r * r)]
     lines += ["gpu.launch blocks(%bx, %by, %bz) in (%sgx = %gx, %sgy = %gy, %sgz = %c1) "
              "threads(%tx, %ty, %tz) in (%sx = %cT, %sy = %cT, %sz = %c1) "
-             f"workgroup(%As : {ash}, %Bs : {bsh}) private(%acc : {pr}) {{",
+             f"workgroup(%As : {ash}, %Bs : {bsh}) {{",
              "%orow = arith.muli %by, %cBT : index", "%ocol = arith.muli %bx, %cBT : index",
-             *[f"memref.store %zero, %acc[%cI{n}] : {pr}" for n in range(r * r)],
-             "scf.for %k0 = %c0 to %K step %cT {",
+             f"%acc:{rr} = scf.for %k0 = %c0 to %K step %cT iter_args("
+             + ", ".join(f"%q{n} = %zero" for n in range(rr)) + f") -> ({types}) {{",
              # A tile: rows ty + tile i, column tx;  B tile: row ty, columns tx + tile j
              "  %ka = arith.addi %k0, %tx : index", "  %kb = arith.addi %k0, %ty : index",
              "  %kac = arith.minui %ka, %K1 : index", "  %kbc = arith.minui %kb, %K1 : index",
@@ -337,22 +337,22 @@ def _matmul_text(op, tile, per_thread, slack):
              f"    memref.store %bs, %Bs[%ty, %bc] : {bsh}",
              "  }",
              "  gpu.barrier",
-             "  scf.for %kk = %c0 to %cT step %c1 {"]
-    # the per-thread product unrolled: constant accumulator indices keep the accumulators in registers
+             f"  %sum:{rr} = scf.for %kk = %c0 to %cT step %c1 iter_args("
+             + ", ".join(f"%s{n} = %q{n}" for n in range(rr)) + f") -> ({types}) {{"]
+    # the per-thread product unrolled, its accumulators loop-carried values (registers)
     for i in range(r):
         lines += [f"    %ar{i} = arith.addi %ty, %cO{i} : index", f"    %x{i} = memref.load %As[%ar{i}, %kk] : {ash}"]
     for j in range(r):
         lines += [f"    %bc{j} = arith.addi %tx, %cO{j} : index", f"    %y{j} = memref.load %Bs[%kk, %bc{j}] : {bsh}"]
     for i in range(r):
         for j in range(r):
-            n = f"{i}_{j}"
-            lines += [f"    %s{n} = memref.load %acc[%cI{i * r + j}] : {pr}"]
+            n = i * r + j
             if fma:
                 lines += [f"    %u{n} = math.fma %x{i}, %y{j}, %s{n} : {elem}"]
             else:
                 lines += [f"    %p{n} = {mul} %x{i}, %y{j} : {elem}", f"    %u{n} = {add} %s{n}, %p{n} : {elem}"]
-            lines += [f"    memref.store %u{n}, %acc[%cI{i * r + j}] : {pr}"]
-    lines += ["  }", "  gpu.barrier", "}"]
+    lines += [f"    scf.yield {', '.join(f'%u{n}' for n in range(rr))} : {types}", "  }", "  gpu.barrier",
+              f"  scf.yield {', '.join(f'%sum#{n}' for n in range(rr))} : {types}", "}"]
     for i in range(r):
         lines += [f"%wr{i} = arith.addi %ty, %cO{i} : index", f"%row{i} = arith.addi %orow, %wr{i} : index",
                   f"%rin{i} = arith.cmpi ult, %row{i}, %M : index"]
@@ -362,8 +362,7 @@ def _matmul_text(op, tile, per_thread, slack):
                       f"%cin{n} = arith.cmpi ult, %col{n}, %N : index", f"%in{n} = arith.andi %rin{i}, %cin{n} : i1",
                       f"scf.if %in{n} {{",
                       f"  %old{n} = memref.load %a2[%row{i}, %col{n}] : {ct}",
-                      f"  %sum{n} = memref.load %acc[%cI{i * r + j}] : {pr}",
-                      f"  %new{n} = {add} %old{n}, %sum{n} : {elem}",
+                      f"  %new{n} = {add} %old{n}, %acc#{i * r + j} : {elem}",
                       f"  memref.store %new{n}, %a2[%row{i}, %col{n}] : {ct}", "}"]
     lines += [
              "gpu.terminator", "}"]

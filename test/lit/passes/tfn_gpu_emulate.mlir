@@ -70,3 +70,40 @@ func.func @k(%x: memref<64xf32>, %y: memref<64xf32>) {
   gpu.dealloc %d : memref<64xf32>
   return
 }
+
+// A loop holding barriers that carries a per-thread value: the value lives in per-thread storage, stored before the
+// loop and at the end of each iteration, loaded at the start and after the loop; the loop itself has no results.
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[CARRY:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: memref.store %cst, %[[CARRY]]
+// CHECK: scf.for {{.*}} = %c0 to %c4 step %c1 {
+// CHECK: memref.load %[[CARRY]]
+// CHECK: memref.store %{{.*}}, %[[CARRY]]
+// CHECK: memref.load %[[CARRY]]
+// CHECK: memref.store %{{.*}}, %arg0[
+func.func @carried(%y: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c31 = arith.constant 31 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%sh : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %s = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+      memref.store %acc, %sh[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %m = arith.subi %c31, %tx : index
+      %v = memref.load %sh[%m] : memref<32xf32, #gpu.address_space<workgroup>>
+      %one = arith.constant 1.0 : f32
+      %n0 = arith.addf %acc, %v : f32
+      %n = arith.addf %n0, %one : f32
+      gpu.barrier
+      scf.yield %n : f32
+    }
+    memref.store %s, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}

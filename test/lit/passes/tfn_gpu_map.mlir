@@ -37,15 +37,16 @@
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256,
 // CHECK: scf.for {{.*}} = %c0 to %c37 step %c1 iter_args
 // Matmul 37x50 @ 50x29: one block (a 64 x 64 tile of C) of 16 x 16 threads, each computing 4 x 4 outputs; a 64 x 16
-// tile of A and a 16 x 64 tile of B in shared memory per k step, a private 16-element accumulator, a barrier after
-// loading the tiles and one after using them.
+// tile of A and a 16 x 64 tile of B in shared memory per k step, 16 accumulators carried by the k loop (registers),
+// a barrier after loading the tiles and one after using them; the product is unrolled into 16 FMAs.
 // CHECK-LABEL: func.func @matmul
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(%[[AS:.*]] : memref<64x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<16xf32, #gpu.address_space<private>>)
-// CHECK: scf.for {{.*}} = %c0 to %c50 step %c16
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) workgroup(%[[AS:.*]] : memref<64x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) {
+// CHECK: %{{.*}}:16 = scf.for {{.*}} = %c0 to %c50 step %c16 iter_args(
 // CHECK: memref.store %{{.*}}, %[[AS]]
 // CHECK: memref.store %{{.*}}, %[[BS]]
 // CHECK: gpu.barrier
-// CHECK: scf.for {{.*}} = %c0 to %c16 step %c1
+// CHECK: %{{.*}}:16 = scf.for {{.*}} = %c0 to %c16 step %c1 iter_args(
+// CHECK-COUNT-16: math.fma
 // CHECK: gpu.barrier
 // One output per thread with 8 x 8 threads: 4 x 5 blocks.
 // T8-LABEL: func.func @matmul
