@@ -155,7 +155,7 @@ def test_cuda_host_code_leaves_every_host_device_copy_to_the_runtime(monkeypatch
     with c.graph.module.context:
         lowered = driver._copy(c.graph.module)
         registry.run(text, lowered.operation)
-    declared = compiler._declared_functions(lowered)
+    declared = compiler.declared_functions(lowered)
     assert compiler._uses_cuda_runtime(declared)
     assert "mgpuMemAlloc" in declared and "mgpuMemcpy" not in declared
     assert "gpu.binary" in str(lowered) and "gpu.launch_func" in str(lowered)
