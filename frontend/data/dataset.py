@@ -12,11 +12,13 @@ import threading
 import numpy as np
 
 from tfn import dtypes, nest
+from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.data import staging, structure
 from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
+from tfn.data.traced_iterator import TracedIterator
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.tracing import trace_type
 from tfn.tracing.polymorphic import PolymorphicFunction, function
@@ -44,6 +46,8 @@ class Dataset:
         return f"<{type(self).__name__} element_spec={self._spec!r}>"
 
     def __iter__(self):
+        if graph_mod.current() is not None:  # made by compiled code at every call
+            return TracedIterator(self)
         return Iterator(self)
 
     def __bool__(self):
@@ -110,6 +114,10 @@ class Dataset:
     def _tfn_staged_iteration(self):
         """(initial loop counter, has_next(k), advance(k) -> (element, next k)) for a loop in the current trace."""
         return staging.iteration(self)
+
+    def _tfn_pull_source(self, g):
+        """(callback inputs, make(arrays) -> Python iterator, example) for an iterator made in a trace."""
+        return staging.pipeline_source(g, self)
 
     # --- sources ---
 
@@ -363,6 +371,9 @@ class _FlatMapDataset(Dataset):
         for value in self._generator(*self._args):
             yield structure.flat_arrays(self._spec, value, what)
 
+    def _rebuild(self, tensors):
+        return self
+
 
 # --- transformations ------------------------------------------------------------------------------------------
 
@@ -465,6 +476,12 @@ class _FilterDataset(_Unary):
             if bool(self._fn(*structure.as_args(structure.pack(spec, flat))).numpy()):
                 yield flat
 
+    def _rebuild(self, tensors):
+        f = _Unary.__new__(_FilterDataset)
+        _Unary.__init__(f, self._parent._rebuild(tensors))
+        f._fn = self._fn
+        return f
+
 
 class _BatchDataset(_Unary):
     _index_kind = "batch"  # how compiled code indexes it (frontend/data/staging.py)
@@ -531,11 +548,15 @@ class _UnbatchDataset(_Unary):
             for i in range(n.pop() if n else 0):
                 yield tuple(a[i] for a in flat)
 
+    def _rebuild(self, tensors):
+        return _UnbatchDataset(self._parent._rebuild(tensors))
+
 
 class _ShuffleDataset(_Unary):
     def __init__(self, parent, buffer_size, seed, reshuffle):
         super().__init__(parent)
         self._buffer_size = buffer_size
+        self._user_seed = seed
         # Without a seed a random one; fixed for all iterations unless each iteration reshuffles.
         self._seed = int(np.random.SeedSequence().entropy % (1 << 63)) if seed is None else int(seed)
         self._reshuffle = True if reshuffle is None else bool(reshuffle)
@@ -558,6 +579,11 @@ class _ShuffleDataset(_Unary):
             else:
                 buf[i] = nxt
             yield out
+
+    def _rebuild(self, tensors):
+        """Rebuilt at a call of the function that made it: a new random seed unless the user gave one (TF makes
+        the dataset anew at each call, so a seeded one gives the same order every call)."""
+        return _ShuffleDataset(self._parent._rebuild(tensors), self._buffer_size, self._user_seed, self._reshuffle)
 
 
 class _RepeatDataset(_Unary):

@@ -14,6 +14,7 @@ from tfn.core.tensor_spec import TensorSpec
 from tfn.data import staging, structure
 from tfn.data.handles import register
 from tfn.data.optional import Optional
+from tfn.data.traced_iterator import TracedIterator
 from tfn.tracing.trace import TraceType
 
 _HANDLE_SPEC = TensorSpec((), "int64")
@@ -123,6 +124,12 @@ class _HandleDataset:
 
     def _tfn_staged_iteration(self):
         return staging.callback_iteration(graph_mod.current(), self, self._handle, self._example)
+
+    def _tfn_pull_source(self, g):
+        return staging.handle_source(self._handle, self._example)
+
+    def __iter__(self):
+        return TracedIterator(self)
 
     def __repr__(self):
         return repr(self._example) if self._example is not None else f"<Dataset element_spec={self._spec!r}>"

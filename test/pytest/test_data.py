@@ -387,16 +387,39 @@ def test_user_errors():
         rows(tf.data.Dataset.from_generator(lambda: [[1, 2]], output_signature=tf.TensorSpec((3,), tf.int32)))
 
 
-def test_a_dataset_that_compiled_code_cannot_index_names_the_users_loop():
+def test_a_python_pipeline_built_in_a_function_on_its_arguments_runs_anew_at_every_call():
     @tf.function
     def f(x):
         s = tf.constant(0.0)
-        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0):
-            s += v
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0).map(lambda t: t * 2.0):
+            s = s * 1.5 + v
         return s
-    with pytest.raises(NotImplementedError, match=r"pass it in as an argument(.|\n)*test_data.py:\d+") as info:
-        f(tf.constant(X))
-    assert "for v in tf.data.Dataset" in str(info.value)
+    for xs in (X - 4.0, X[:5] - 4.0, -X):
+        np.testing.assert_allclose(float(f(tf.constant(xs))), fold(2.0 * xs[xs > 0.0]), rtol=1e-6)
+
+    @tf.function
+    def g(x, y):
+        ds = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(x), tf.data.Dataset.from_tensor_slices(y)))
+        ds = ds.shuffle(4, seed=3).batch(3).unbatch()
+        s = tf.constant(0.0)
+        n = tf.constant(0)
+        for a, b in ds:
+            s += a
+            n += b
+        return s, n
+    s, n = g(tf.constant(X), tf.constant(Y))
+    assert float(s) == pytest.approx(float(X.sum())) and int(n) == int(Y.sum())
+
+
+def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
+    @tf.function
+    def order(x):
+        acc = tf.constant(0.0, tf.float64)
+        for v in tf.data.Dataset.from_tensor_slices(x).shuffle(10, seed=7):
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return acc
+    expected = fold(rows(tf.data.Dataset.from_tensor_slices(X).shuffle(10, seed=7)))
+    assert float(order(tf.constant(X))) == expected and float(order(tf.constant(X))) == expected
 
 
 def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
@@ -413,3 +436,62 @@ def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
         expected = expected * 2 + int(v)
     s, r = f()
     assert int(s) == expected and int(r) == int(np.sum(Y * 3))
+
+
+# --- iterators made inside a function ----------------------------------------------------------------------------
+
+def test_iter_inside_a_function_starts_over_at_every_call():
+    ds = tf.data.Dataset.from_tensor_slices(Y).map(lambda y: y * 3)
+
+    @tf.function
+    def first_two():
+        it = iter(ds)
+        a = next(it)
+        return a, it.get_next()
+    for _ in range(2):
+        a, b = first_two()
+        assert (int(a), int(b)) == (0, 3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tf.data.Dataset.from_tensor_slices(X),
+    lambda: tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 2.0),
+    lambda: tf.data.Dataset.from_generator(lambda: iter(X), output_signature=tf.TensorSpec((), tf.float32)),
+], ids=["indexable", "filter", "generator"])
+def test_iter_of_a_dataset_argument_then_next_and_for_over_the_rest(make):
+    @tf.function
+    def head_and_rest(ds):
+        it = iter(ds)
+        head = next(it)
+        acc = tf.constant(0.0, tf.float64)
+        for v in it:
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return head, acc
+    expected = rows(make())
+    for _ in range(2):
+        head, acc = head_and_rest(make())
+        assert float(head) == expected[0]
+        assert float(acc) == fold(expected[1:])
+
+
+def test_iter_inside_a_function_over_a_pipeline_on_its_argument():
+    @tf.function
+    def f(x):
+        it = iter(tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 1).map(lambda t: t * 2))
+        return next(it), it.get_next_as_optional().has_value()
+    v, more = f(tf.constant([0, 3, 1]))
+    assert int(v) == 6 and not bool(more)
+    v, more = f(tf.constant([5, 0, 7]))
+    assert int(v) == 10 and bool(more)
+
+
+def test_next_past_the_end_inside_a_function_raises_out_of_range():
+    @tf.function
+    def third(ds):
+        it = iter(ds)
+        next(it)
+        next(it)
+        return next(it)
+    assert int(third(tf.data.Dataset.from_tensor_slices([1, 2, 3]))) == 3
+    with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+        third(tf.data.Dataset.from_tensor_slices([1, 2]))
