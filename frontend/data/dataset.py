@@ -6,6 +6,7 @@ in-memory pipelines are indexed by compiled code, the others are pulled through 
 Class names are TensorFlow's, since reprs show them (`<_TensorSliceDataset element_spec=...>`).
 """
 import itertools
+import os
 import queue
 import threading
 
@@ -15,7 +16,7 @@ from tfn import dtypes, nest
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
-from tfn.data import staging, structure
+from tfn.data import file_cache, staging, structure
 from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
 from tfn.data.traced_iterator import TracedIterator
@@ -192,10 +193,16 @@ class Dataset:
         return Dataset.zip((_RangeDataset(start, None, 1, dtypes.int64), self))
 
     def cache(self, filename="", name=None):
-        """The elements, computed by the first full iteration and read from memory afterwards."""
-        if filename:
-            raise ValueError("Dataset.cache(filename): only the in-memory cache (filename='') is supported")
-        return _CacheDataset(self)
+        """The elements, computed by the first full iteration and read from memory (or from files under the
+        prefix `filename`, frontend/data/file_cache.py) afterwards."""
+        if isinstance(filename, Tensor):
+            filename = filename.numpy()
+        if isinstance(filename, bytes):
+            filename = filename.decode()
+        if not isinstance(filename, (str, os.PathLike)):
+            raise TypeError(f"Dataset.cache: filename must be a string, got {filename!r}")
+        filename = os.fspath(filename)
+        return _FileCacheDataset(self, filename) if filename else _CacheDataset(self)
 
     def prefetch(self, buffer_size, name=None):
         """The elements, produced ahead on a background thread into a buffer of `buffer_size` (AUTOTUNE: 2)."""
@@ -703,6 +710,44 @@ class _CacheDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _CacheDataset(self._parent._rebuild(tensors))
+
+
+class _FileCacheDataset(_Unary):
+    """cache(filename): the first full iteration writes the elements to files, later ones read them."""
+
+    def __init__(self, parent, filename):
+        super().__init__(parent)
+        self._filename = filename
+
+    def _gen(self):
+        spec_key = repr(self._spec)
+        cached = file_cache.read(self._filename, spec_key)
+        if cached is not None:
+            yield from cached
+            return
+        writer = file_cache.Writer(self._filename)
+        cached = file_cache.read(self._filename, spec_key)  # finished by another iterator before the lock was taken
+        if cached is not None:
+            writer.abandon(early=False)
+            yield from cached
+            return
+        finished = False
+        try:
+            for flat in self._parent._gen():
+                writer.add(flat)
+                yield flat
+            writer.finish(spec_key, len(nest.flatten(self._spec)))
+            finished = True
+        except GeneratorExit:
+            writer.abandon(early=True)
+            finished = True
+            raise
+        finally:
+            if not finished:
+                writer.abandon(early=False)
+
+    def _rebuild(self, tensors):
+        return _FileCacheDataset(self._parent._rebuild(tensors), self._filename)
 
 
 _END = object()

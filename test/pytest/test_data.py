@@ -163,6 +163,87 @@ def test_cache_runs_its_input_once():
     assert len(calls) == 1
 
 
+def _counted(calls, n=6):
+    def gen():
+        calls.append(1)
+        for i in range(n):
+            yield np.arange(i, dtype=np.float32) * 0.5, i * 10
+    spec = (tf.TensorSpec((None,), tf.float32), tf.TensorSpec((), tf.int64))
+    return tf.data.Dataset.from_generator(gen, output_signature=spec)
+
+
+def _expected(n=6):
+    return [(np.arange(i, dtype=np.float32) * 0.5, np.int64(i * 10)) for i in range(n)]
+
+
+def test_a_file_cache_is_written_by_the_first_full_iteration_and_read_afterwards(tmp_path):
+    calls = []
+    prefix = str(tmp_path / "sub" / "train")
+    ds = _counted(calls).cache(prefix)
+    assert_rows(ds, _expected())
+    assert (tmp_path / "sub" / "train.index").exists() and not (tmp_path / "sub" / "train.lockfile").exists()
+    assert_rows(ds, _expected())
+    assert_rows(_counted(calls).cache(prefix), _expected())  # another dataset object on the same files
+    assert len(calls) == 1
+
+
+def test_a_file_cache_in_a_function_and_with_many_shards(tmp_path, monkeypatch):
+    from tfn.data import file_cache
+    monkeypatch.setattr(file_cache, "SHARD_ELEMENTS", 3)
+    calls = []
+
+    def gen():
+        calls.append(1)
+        yield from X
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.float32))
+    ds = ds.cache(str(tmp_path / "c")).map(lambda x: x + 1.0)
+    check_compiled(ds, X + 1.0)
+    check_compiled(ds, X + 1.0)
+    assert len(calls) == 1 and len(list(tmp_path.glob("c.*.npz"))) == 4
+
+
+def test_a_partly_read_file_cache_is_discarded(tmp_path):
+    calls = []
+    ds = _counted(calls).cache(str(tmp_path / "c"))
+    with pytest.warns(UserWarning, match="did not fully read the dataset being cached"):
+        assert_rows(ds.take(2), _expected(2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert_rows(ds, _expected())
+    assert_rows(ds, _expected())
+    assert len(calls) == 2
+
+
+def test_a_file_cache_whose_input_fails_is_not_written(tmp_path):
+    ds = tf.data.Dataset.from_generator(_failing, output_signature=tf.TensorSpec((), tf.int32))
+    ds = ds.cache(str(tmp_path / "c"))
+    with pytest.raises(KeyError, match="bad record"):
+        rows(ds)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_iterators_writing_one_file_cache_raise_already_exists(tmp_path):
+    ds = _counted([]).cache(str(tmp_path / "c"))
+    first = iter(ds)
+    next(first)
+    with pytest.raises(tf.errors.AlreadyExistsError, match="concurrent caching iterator.*c.lockfile"):
+        next(iter(ds))
+    rest = list(first)
+    assert len(rest) == 5
+    assert_rows(ds, _expected())  # the first one finished the cache
+
+
+def test_a_file_cache_of_other_elements_is_refused(tmp_path):
+    prefix = str(tmp_path / "c")
+    rows(tf.data.Dataset.range(3).cache(prefix))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="holds elements of.*int64.*float32"):
+        rows(tf.data.Dataset.from_tensor_slices(X).cache(prefix))
+    (tmp_path / "c.index").write_text("{not json")
+    with pytest.raises(tf.errors.DataLossError, match="c.index"):
+        rows(tf.data.Dataset.range(3).cache(prefix))
+    with pytest.raises(TypeError, match="filename must be a string"):
+        tf.data.Dataset.range(3).cache(3)
+
+
 def test_prefetch_produces_on_a_background_thread():
     threads = []
 
