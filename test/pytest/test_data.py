@@ -35,12 +35,21 @@ def fold(values):
     return acc
 
 
-@tf.function
-def folded(ds):
+def _fold_in_trace(ds):
     acc = tf.constant(0.0, tf.float64)
     for x in ds:
         acc = acc * 1.5 + tf.reduce_sum(tf.cast(x, tf.float64))
     return acc
+
+
+def folded(ds):
+    """`_fold_in_trace` as a new tfn.function: a function called with several pipelines of one element spec
+    shares one trace among all but the first (through callbacks), and these tests check each pipeline's own."""
+    return tf.function(_fold_in_trace)(ds)
+
+
+def folded_trace(ds):
+    return tf.function(_fold_in_trace).get_concrete_function(ds)
 
 
 def check_compiled(ds, expected):
@@ -305,9 +314,9 @@ def test_for_loop_in_function_matches_numpy(name, make, expected):
 
 def test_in_memory_pipelines_are_indexed_by_compiled_code_others_call_back():
     in_memory = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0).batch(3).skip(1).take(2)
-    assert folded.get_concrete_function(in_memory).graph.callbacks == []
+    assert folded_trace(in_memory).graph.callbacks == []
     pulled = tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 1.0)
-    assert len(folded.get_concrete_function(pulled).graph.callbacks) == 3  # start, has_next, get_next
+    assert len(folded_trace(pulled).graph.callbacks) == 3  # start, has_next, get_next
 
 
 def test_an_elementwise_map_runs_once_per_batch():
@@ -320,7 +329,7 @@ def test_an_elementwise_map_runs_once_per_batch():
 
     def loops_in_loop(ds):
         """How many loops the trace's one top-level loop holds, itself included."""
-        loops = [op for op in folded.get_concrete_function(ds).graph.block.operations
+        loops = [op for op in folded_trace(ds).graph.block.operations
                  if op.operation.name == "scf.while"]
         assert len(loops) == 1
         return str(loops[0]).count("scf.while")
@@ -355,8 +364,8 @@ def _nodes(fn, *args):
 
 def test_dataset_loops_do_not_grow_with_the_data_lists_do():
     small, big = np.ones(3, np.float32), np.ones(10_000, np.float32)
-    assert _nodes(folded, tf.data.Dataset.from_tensor_slices(small)) == \
-        _nodes(folded, tf.data.Dataset.from_tensor_slices(big))
+    assert _nodes(tf.function(_fold_in_trace), tf.data.Dataset.from_tensor_slices(small)) == \
+        _nodes(tf.function(_fold_in_trace), tf.data.Dataset.from_tensor_slices(big))
     gen = [tf.data.Dataset.from_generator(lambda n=n: [(1, 1)] * n, (tf.int32, tf.int32)) for n in (3, 10_000)]
 
     @tf.function
@@ -396,6 +405,37 @@ def test_datasets_with_the_same_spec_reuse_one_trace():
     g2 = tf.data.Dataset.from_generator(lambda: [5.0], output_signature=spec)
     assert float(f(g1)) == 3.0 and float(f(g2)) == 5.0
     assert len(traces) == 2
+    # Other pipelines of the same elements reuse the second (handle) trace; the first keeps compiled indexing.
+    doubled = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0)
+    counted = tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))
+    batched = tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).unbatch()
+    assert float(f(doubled)) == pytest.approx(2.0 * float(X.sum()))
+    assert float(f(counted)) == 6.0 and float(f(batched)) == pytest.approx(float(X.sum()))
+    assert float(f(tf.data.Dataset.from_tensor_slices(X[:4]))) == pytest.approx(float(X[:4].sum()))
+    assert len(traces) == 2
+    assert not f.get_concrete_function(tf.data.Dataset.from_tensor_slices(X)).graph.callbacks
+    assert f.get_concrete_function(doubled).graph.callbacks
+
+
+def test_a_second_pipeline_shares_the_trace_only_when_the_other_arguments_fit_it():
+    traces = []
+
+    @tf.function
+    def f(ds, scale):
+        traces.append(1)
+        s = tf.constant(0.0)
+        for x in ds:
+            s += x * scale
+        return s
+    a = tf.data.Dataset.from_tensor_slices(X)
+    b = a.map(lambda x: x + 1.0)
+    assert float(f(a, 2.0)) == pytest.approx(2.0 * float(X.sum()))
+    assert float(f(b, 3.0)) == pytest.approx(3.0 * float((X + 1.0).sum()))  # 3.0 needs its own trace anyway
+    assert not f.get_concrete_function(b, 3.0).graph.callbacks
+    assert float(f(b, 2.0)) == pytest.approx(2.0 * float((X + 1.0).sum()))  # fits a's trace but for the pipeline
+    assert f.get_concrete_function(b, 2.0).graph.callbacks
+    assert float(f(a.take(3), 2.0)) == pytest.approx(2.0 * float(X[:3].sum()))
+    assert len(traces) == 3
 
 
 # --- iterators ----------------------------------------------------------------------------------------------------
