@@ -124,12 +124,11 @@ class Writer:
     def abandon(self, early):
         """Remove what was written and the lock (the iteration stopped early, or its input failed)."""
         folder = os.path.dirname(self.prefix)
-        for name, _ in self._shards:
+        for path in [os.path.join(folder, name) for name, _ in self._shards] + [lock_path(self.prefix)]:
             try:
-                os.remove(os.path.join(folder, name))
-            except FileNotFoundError:
+                os.remove(path)
+            except FileNotFoundError:  # removed by someone else (a temporary folder's cleanup)
                 pass
-        os.remove(lock_path(self.prefix))
         if early:
             warnings.warn(
                 "The calling iterator did not fully read the dataset being cached. In order to avoid unexpected "

@@ -332,6 +332,8 @@ def pulled_loop(g, spec, types, state, token):
     """(token, has_next(k), advance(k)) of a loop over the Python iterator `state.it` (see start_site)."""
     def has_next(arrays):
         state.item = next(state.it, None)
+        if state.item is None:
+            state.it = iter(())  # let the pipeline go now (a file cache's lock, a generator's resources)
         return [np.bool_(state.item is not None)]
 
     def get(arrays):
