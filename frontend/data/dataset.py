@@ -21,6 +21,7 @@ from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
 from tfn.data.traced_iterator import TracedIterator
 from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.locations import with_excerpt
 from tfn.tracing import trace_type
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -428,7 +429,17 @@ def _compiled(fn, spec, what):
         raise ValueError(f"{what}: the input elements have components of unknown rank ({spec!r}); give "
                          "from_generator an output_signature with shapes")
     compiled = fn if isinstance(fn, PolymorphicFunction) else function(fn)
-    concrete = compiled.get_concrete_function(*structure.as_args(spec))
+    try:
+        concrete = compiled.get_concrete_function(*structure.as_args(spec))
+    except TypeError as e:
+        leaked = getattr(e, "leaked", None)
+        if leaked is None or graph_mod.current() is None or leaked.graph is not graph_mod.current():
+            raise
+        raise TypeError(with_excerpt(
+            f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; a dataset's "
+            "functions are traced on their own and cannot capture the enclosing function's tensors. Pass the value "
+            "in the elements instead, e.g. Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make "
+            f"the dataset outside the function.\n\n{e}", graph_mod.user_position())) from None
     out = trace_type.placeholder(concrete.function_type.output, lambda s: s)
     return compiled, nest.map_structure(_leaf_spec, out)
 

@@ -5,6 +5,11 @@ import threading
 from tfn.core import graph as graph_mod
 from tfn.data import staging, structure
 from tfn.data.optional import Optional
+from tfn.dialects.errors import OperatorNotAllowedInGraphError
+from tfn.dialects.locations import with_excerpt
+
+# More `next` calls than this on one iterator in one trace: a Python loop over it that will not end.
+RUNAWAY_NEXT_CALLS = 1000
 
 
 class TracedIterator:
@@ -17,6 +22,7 @@ class TracedIterator:
         self._types = staging.component_types(self._spec, example)
         self._state = threading.local()
         self._token = staging.start_site(g, "make_iterator", self._state, make, inputs)
+        self._calls = 0
 
     @property
     def element_spec(self):
@@ -26,6 +32,13 @@ class TracedIterator:
         return self
 
     def _next(self, optional):
+        self._calls += 1
+        if self._calls > RUNAWAY_NEXT_CALLS:
+            raise OperatorNotAllowedInGraphError(with_excerpt(
+                f"next() was called {self._calls} times while tracing on an iterator made by `iter(dataset)` in a "
+                "tfn.function: its end is known only when the function runs, so a Python loop over it that "
+                "AutoGraph did not convert never ends. Loop with `for x in dataset` in converted code, or call "
+                "next() a fixed number of times.", graph_mod.user_position()))
         state = self._state
 
         def pull(arrays):

@@ -532,6 +532,28 @@ def test_a_python_pipeline_built_in_a_function_on_its_arguments_runs_anew_at_eve
     assert float(s) == pytest.approx(float(X.sum())) and int(n) == int(Y.sum())
 
 
+def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_what_to_do():
+    @tf.function
+    def captured(x, threshold):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold):
+            s += v
+        return s
+    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0', a tensor of the "
+                                        r"enclosing(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
+        captured(tf.constant(X), tf.constant(4.0))
+
+    @tf.function
+    def zipped(x, threshold):
+        s = tf.constant(0.0)
+        pairs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(x), tf.data.Dataset.from_tensors(threshold)
+                                     .repeat()))
+        for v, _ in pairs.filter(lambda t, th: t > th):
+            s += v
+        return s
+    assert float(zipped(tf.constant(X), tf.constant(4.0))) == pytest.approx(float(X[X > 4.0].sum()))
+
+
 def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
     @tf.function
     def order(x):
@@ -616,3 +638,17 @@ def test_next_past_the_end_inside_a_function_raises_out_of_range():
     assert int(third(tf.data.Dataset.from_tensor_slices([1, 2, 3]))) == 3
     with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
         third(tf.data.Dataset.from_tensor_slices([1, 2]))
+
+
+def test_an_unconverted_python_loop_over_a_dataset_in_a_function_stops_with_an_error(monkeypatch):
+    from tfn.data import traced_iterator
+    monkeypatch.setattr(traced_iterator, "RUNAWAY_NEXT_CALLS", 20)
+
+    @tf.function(autograph=False)
+    def endless(ds):
+        s = tf.constant(0.0)
+        for x in ds:  # plain Python: TF's iterator would not end either
+            s += x
+        return s
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match=r"21 times(.|\n)*test_data.py:\d+"):
+        endless(tf.data.Dataset.from_tensor_slices(X))
