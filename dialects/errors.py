@@ -24,6 +24,10 @@ class OutOfRangeError(OpError):
     pass
 
 
+class AlreadyExistsError(OpError):
+    """What was to be created exists already (a file cache another iterator is writing)."""
+
+
 class UnimplementedError(OpError):
     pass
 

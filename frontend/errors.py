@@ -1,5 +1,6 @@
 """`tfn.errors`: TensorFlow's exception classes."""
 from tfn.dialects.errors import (  # noqa: F401
+    AlreadyExistsError,
     CompileError,
     DataLossError,
     FailedPreconditionError,

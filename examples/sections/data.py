@@ -1,5 +1,9 @@
 """The guide's tf.data parts, run by tfn: a loop over a dataset compiles to one loop, whatever the data's size,
-and a tf.data.Iterator passed to a function advances at every call."""
+and a tf.data.Iterator passed to a function advances at every call. Then what TF's tf.data also does: datasets
+and iterators made inside a function, datasets as trace types, and a cache in files."""
+import os
+import tempfile
+
 from common import section
 
 import tfn as tf
@@ -62,3 +66,52 @@ iterator = iter(ds)
 good_consume_next(iterator)
 good_consume_next(iterator)
 good_consume_next(iterator)
+
+section("Datasets and iterators made inside a function: made anew at every call")
+
+
+@tf.function
+def positives_doubled(x):
+    total = tf.constant(0.0)
+    for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0).map(lambda t: t * 2.0):
+        total += v
+    it = iter(tf.data.Dataset.from_tensor_slices(x))
+    return total, next(it)  # the first element at every call: the iterator is new
+
+
+print(positives_doubled(tf.constant([1.0, -2.0, 3.0])))
+print(positives_doubled(tf.constant([-1.0, 5.0])))
+
+section("Datasets as trace types: pipelines with one element spec share a trace")
+
+
+@tf.function
+def total(dataset):
+    print("Tracing for", dataset)
+    s = tf.constant(0.0)
+    for x in dataset:
+        s += x
+    return s
+
+
+print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0])))
+print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0]).map(lambda x: x * 10.0)))
+print(total(tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))))
+# The first pipeline keeps its own trace, indexed by compiled code; every other one shares the second trace,
+# which pulls the elements from Python (TF has one trace for all).
+print("traces:", total.experimental_get_tracing_count())
+
+section("Dataset.cache(filename): the first full pass writes files, later passes read them")
+calls = []
+
+
+def slow_source():
+    calls.append(1)
+    yield from [1, 2, 3]
+
+
+with tempfile.TemporaryDirectory() as folder:
+    cached = tf.data.Dataset.from_generator(slow_source, output_signature=tf.TensorSpec((), tf.int32))
+    cached = cached.cache(os.path.join(folder, "cache"))
+    print([int(v) for v in cached.as_numpy_iterator()], [int(v) for v in cached.as_numpy_iterator()])
+    print("generator calls:", len(calls), "| index written:", os.path.exists(os.path.join(folder, "cache.index")))

@@ -31,10 +31,12 @@ def defined_at(t):
 
 def out_of_scope(t):
     """TypeError: `t` belongs to a trace that is not the one running now (or to none, eagerly); the message ends
-    with the excerpt of the user's code that made it."""
+    with the excerpt of the user's code that made it. The error's `leaked` attribute is `t`."""
     name = tf_repr(t)
-    return TypeError(with_excerpt(
+    error = TypeError(with_excerpt(
         f"{name} is out of scope and cannot be used here. Use return values, explicit Python locals or "
         f"TensorFlow collections to access it.\nPlease see {_GUIDE} for more information.\n\n"
         f"{name} was defined here:\n{defined_at(t)}\n\nThe tensor {name} cannot be accessed from here, because it "
         f"was defined in FuncGraph(name={t.graph.name}, id={id(t.graph)}), which is out of scope.", position(t)))
+    error.leaked = t  # the tensor, for callers that can say more (tfn.data's map and filter functions)
+    return error

@@ -6,18 +6,22 @@ in-memory pipelines are indexed by compiled code, the others are pulled through 
 Class names are TensorFlow's, since reprs show them (`<_TensorSliceDataset element_spec=...>`).
 """
 import itertools
+import os
 import queue
 import threading
 
 import numpy as np
 
 from tfn import dtypes, nest
+from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
-from tfn.data import staging, structure
+from tfn.data import file_cache, staging, structure
 from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
+from tfn.data.traced_iterator import TracedIterator
 from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.locations import with_excerpt
 from tfn.tracing import trace_type
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -44,6 +48,8 @@ class Dataset:
         return f"<{type(self).__name__} element_spec={self._spec!r}>"
 
     def __iter__(self):
+        if graph_mod.current() is not None:  # made by compiled code at every call
+            return TracedIterator(self)
         return Iterator(self)
 
     def __bool__(self):
@@ -110,6 +116,10 @@ class Dataset:
     def _tfn_staged_iteration(self):
         """(initial loop counter, has_next(k), advance(k) -> (element, next k)) for a loop in the current trace."""
         return staging.iteration(self)
+
+    def _tfn_pull_source(self, g):
+        """(callback inputs, make(arrays) -> Python iterator, example) for an iterator made in a trace."""
+        return staging.pipeline_source(g, self)
 
     # --- sources ---
 
@@ -184,10 +194,16 @@ class Dataset:
         return Dataset.zip((_RangeDataset(start, None, 1, dtypes.int64), self))
 
     def cache(self, filename="", name=None):
-        """The elements, computed by the first full iteration and read from memory afterwards."""
-        if filename:
-            raise ValueError("Dataset.cache(filename): only the in-memory cache (filename='') is supported")
-        return _CacheDataset(self)
+        """The elements, computed by the first full iteration and read from memory (or from files under the
+        prefix `filename`, frontend/data/file_cache.py) afterwards."""
+        if isinstance(filename, Tensor):
+            filename = filename.numpy()
+        if isinstance(filename, bytes):
+            filename = filename.decode()
+        if not isinstance(filename, (str, os.PathLike)):
+            raise TypeError(f"Dataset.cache: filename must be a string, got {filename!r}")
+        filename = os.fspath(filename)
+        return _FileCacheDataset(self, filename) if filename else _CacheDataset(self)
 
     def prefetch(self, buffer_size, name=None):
         """The elements, produced ahead on a background thread into a buffer of `buffer_size` (AUTOTUNE: 2)."""
@@ -363,6 +379,9 @@ class _FlatMapDataset(Dataset):
         for value in self._generator(*self._args):
             yield structure.flat_arrays(self._spec, value, what)
 
+    def _rebuild(self, tensors):
+        return self
+
 
 # --- transformations ------------------------------------------------------------------------------------------
 
@@ -410,7 +429,17 @@ def _compiled(fn, spec, what):
         raise ValueError(f"{what}: the input elements have components of unknown rank ({spec!r}); give "
                          "from_generator an output_signature with shapes")
     compiled = fn if isinstance(fn, PolymorphicFunction) else function(fn)
-    concrete = compiled.get_concrete_function(*structure.as_args(spec))
+    try:
+        concrete = compiled.get_concrete_function(*structure.as_args(spec))
+    except TypeError as e:
+        leaked = getattr(e, "leaked", None)
+        if leaked is None or graph_mod.current() is None or leaked.graph is not graph_mod.current():
+            raise
+        raise TypeError(with_excerpt(
+            f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; a dataset's "
+            "functions are traced on their own and cannot capture the enclosing function's tensors. Pass the value "
+            "in the elements instead, e.g. Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make "
+            f"the dataset outside the function.\n\n{e}", graph_mod.user_position())) from None
     out = trace_type.placeholder(concrete.function_type.output, lambda s: s)
     return compiled, nest.map_structure(_leaf_spec, out)
 
@@ -464,6 +493,12 @@ class _FilterDataset(_Unary):
         for flat in self._parent._gen():
             if bool(self._fn(*structure.as_args(structure.pack(spec, flat))).numpy()):
                 yield flat
+
+    def _rebuild(self, tensors):
+        f = _Unary.__new__(_FilterDataset)
+        _Unary.__init__(f, self._parent._rebuild(tensors))
+        f._fn = self._fn
+        return f
 
 
 class _BatchDataset(_Unary):
@@ -531,11 +566,15 @@ class _UnbatchDataset(_Unary):
             for i in range(n.pop() if n else 0):
                 yield tuple(a[i] for a in flat)
 
+    def _rebuild(self, tensors):
+        return _UnbatchDataset(self._parent._rebuild(tensors))
+
 
 class _ShuffleDataset(_Unary):
     def __init__(self, parent, buffer_size, seed, reshuffle):
         super().__init__(parent)
         self._buffer_size = buffer_size
+        self._user_seed = seed
         # Without a seed a random one; fixed for all iterations unless each iteration reshuffles.
         self._seed = int(np.random.SeedSequence().entropy % (1 << 63)) if seed is None else int(seed)
         self._reshuffle = True if reshuffle is None else bool(reshuffle)
@@ -558,6 +597,11 @@ class _ShuffleDataset(_Unary):
             else:
                 buf[i] = nxt
             yield out
+
+    def _rebuild(self, tensors):
+        """Rebuilt at a call of the function that made it: a new random seed unless the user gave one (TF makes
+        the dataset anew at each call, so a seeded one gives the same order every call)."""
+        return _ShuffleDataset(self._parent._rebuild(tensors), self._buffer_size, self._user_seed, self._reshuffle)
 
 
 class _RepeatDataset(_Unary):
@@ -677,6 +721,44 @@ class _CacheDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _CacheDataset(self._parent._rebuild(tensors))
+
+
+class _FileCacheDataset(_Unary):
+    """cache(filename): the first full iteration writes the elements to files, later ones read them."""
+
+    def __init__(self, parent, filename):
+        super().__init__(parent)
+        self._filename = filename
+
+    def _gen(self):
+        spec_key = repr(self._spec)
+        cached = file_cache.read(self._filename, spec_key)
+        if cached is not None:
+            yield from cached
+            return
+        writer = file_cache.Writer(self._filename)
+        cached = file_cache.read(self._filename, spec_key)  # finished by another iterator before the lock was taken
+        if cached is not None:
+            writer.abandon(early=False)
+            yield from cached
+            return
+        finished = False
+        try:
+            for flat in self._parent._gen():
+                writer.add(flat)
+                yield flat
+            writer.finish(spec_key, len(nest.flatten(self._spec)))
+            finished = True
+        except GeneratorExit:
+            writer.abandon(early=True)
+            finished = True
+            raise
+        finally:
+            if not finished:
+                writer.abandon(early=False)
+
+    def _rebuild(self, tensors):
+        return _FileCacheDataset(self._parent._rebuild(tensors), self._filename)
 
 
 _END = object()

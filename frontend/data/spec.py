@@ -3,6 +3,10 @@
 An indexable dataset (frontend/data/staging.py) passes its source tensors, with the first dimension of sliced
 ones unknown: datasets of the same pipeline over data of any length reuse one trace. Any other dataset, and
 every iterator, passes one int64 handle naming the Python object for the call; equal element specs reuse a trace.
+An indexable dataset's type is a subtype of the handle type of its element spec: when a function traced for one
+pipeline is called with another pipeline of the same element spec, it traces once for the handle type, which
+every later pipeline of that spec reuses (TF's one trace per element spec), while the first pipeline keeps its
+compiled indexing.
 """
 import weakref
 
@@ -14,6 +18,7 @@ from tfn.core.tensor_spec import TensorSpec
 from tfn.data import staging, structure
 from tfn.data.handles import register
 from tfn.data.optional import Optional
+from tfn.data.traced_iterator import TracedIterator
 from tfn.tracing.trace import TraceType
 
 _HANDLE_SPEC = TensorSpec((), "int64")
@@ -27,7 +32,8 @@ class _HandleType(TraceType):
     def __init__(self, key, element_spec, example):
         self._key = key
         self._spec = element_spec
-        self._example = weakref.ref(example)  # what a trace learns unknown ranks from; not part of the type
+        # What a trace learns unknown ranks from; not part of the type.
+        self._example = weakref.ref(example) if example is not None else (lambda: None)
 
     def is_subtype_of(self, other):
         return self == other
@@ -71,6 +77,30 @@ class DatasetSpec(_HandleType):
 
     def flatten(self):
         return list(self._sources) if self._sources is not None else [_HANDLE_SPEC]
+
+    def _handle_type(self):
+        return DatasetSpec(("handle", repr(self._spec)), self._spec, self._example(), None)
+
+    def _same_elements(self, other):
+        return type(other) is DatasetSpec and repr(other._spec) == repr(self._spec)
+
+    def is_subtype_of(self, other):
+        """Equal types; and an indexable dataset passes as a handle to a trace for any dataset of its elements."""
+        return self == other or (self._same_elements(other) and other._sources is None)
+
+    def most_specific_common_supertype(self, others):
+        if all(self == o for o in others):
+            return self
+        if all(self._same_elements(o) for o in others):
+            return self._handle_type()
+        return None
+
+    def tfn_shared_supertype(self, other):
+        """The type a new trace takes when a trace for `other` exists (trace_type.FunctionType.shared_with):
+        the handle type when `other` is another pipeline of the same elements, so that pipelines share a trace."""
+        if self != other and self._same_elements(other):
+            return self._handle_type()
+        return None
 
     def to_tensors(self, value):
         if self._sources is not None:
@@ -123,6 +153,12 @@ class _HandleDataset:
 
     def _tfn_staged_iteration(self):
         return staging.callback_iteration(graph_mod.current(), self, self._handle, self._example)
+
+    def _tfn_pull_source(self, g):
+        return staging.handle_source(self._handle, self._example)
+
+    def __iter__(self):
+        return TracedIterator(self)
 
     def __repr__(self):
         return repr(self._example) if self._example is not None else f"<Dataset element_spec={self._spec!r}>"

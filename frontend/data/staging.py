@@ -3,7 +3,9 @@
 In-memory pipelines (from_tensor_slices, from_tensors, range, zip, map, batch, take, skip, repeat, cache,
 prefetch) are indexed by compiled code: the loop counts k and element k is computed from the source tensors.
 Any other pipeline stays in Python: compiled code pulls its elements through run-time callbacks
-(runtime/callbacks.py), so its loop's size does not depend on the data either.
+(runtime/callbacks.py), so its loop's size does not depend on the data either. Such a pipeline built inside the
+function on symbolic tensors is rebuilt at every call from its source tensors' values, which the callback that
+starts the loop receives.
 """
 import threading
 
@@ -38,12 +40,10 @@ def iteration(ds):
         spec = ds.element_spec
         return (_tensor(g, 0), lambda k: math_ops.less(k, n),
                 lambda k: (structure.pack_like(spec, get(k)), k + 1))
-    if ds._symbolic():
-        raise NotImplementedError(
-            f"{ds!r} is built on symbolic tensors and cannot be indexed by compiled code (a transformation such as "
-            "filter, shuffle, unbatch or from_generator keeps it in Python): build it outside the tfn.function "
-            "and pass it in as an argument, or use only from_tensor_slices/range/map/batch/take/skip/zip inside")
-    return callback_iteration(g, ds, _tensor(g, 0), ds, owned=ds)
+    inputs, make, example = pipeline_source(g, ds)
+    state = threading.local()
+    token = start_site(g, "dataset_iterator", state, make, inputs)
+    return pulled_loop(g, ds.element_spec, component_types(ds.element_spec, example), state, token)
 
 
 def reduce(ds, initial_state, reduce_func):
@@ -289,39 +289,67 @@ def component_types(spec, example):
 def callback_iteration(g, ds, handle, example, owned=None):
     """A loop over the dataset that the int64 `handle` names at run time (or over `owned`, a dataset the trace
     itself holds), its elements pulled from Python."""
-    spec = ds.element_spec
-    types = component_types(spec, example)
+    if owned is not None:
+        def make(arrays):
+            return owned._gen()
+    else:
+        _, make, _ = handle_source(handle, example)
     state = threading.local()
-    token = TensorType((), dtypes.int64)
+    token = start_site(g, "dataset_iterator", state, make, [handle])
+    return pulled_loop(g, ds.element_spec, component_types(ds.element_spec, example), state, token)
 
+
+def pipeline_source(g, ds):
+    """(inputs, make(arrays) -> a Python iterator over the flat elements, example) for a dataset of the current
+    trace that compiled code pulls through callbacks: one built on symbolic tensors is rebuilt at run time from its
+    source tensors' values (as TF runs a pipeline made inside a function anew at every call)."""
+    if not ds._symbolic():
+        return [_tensor(g, 0)], lambda arrays: ds._gen(), ds
+    sources = ds._sources()
+    inputs = [g.as_symbolic(t) for t in sources]
+
+    def make(arrays):
+        return ds._rebuild(iter([Tensor(a) for a in arrays]))._gen()
+    return inputs, make, None  # no example: a symbolic pipeline has no element to learn unknown ranks from
+
+
+def handle_source(handle, example):
+    """pipeline_source of a dataset argument passed as a handle."""
+    return [handle], lambda arrays: lookup(arrays[0])._gen(), example
+
+
+def start_site(g, label, state, make, inputs):
+    """Emit a callback that sets `state.it = make(arrays)` when it runs; its int64 token (the later callbacks
+    take it as an operand, which orders them after it)."""
     def start(arrays):
-        state.it = (owned if owned is not None else lookup(arrays[0]))._gen()
+        state.it = make(arrays)
         state.item = None
         return [np.int64(0)]
+    return _call(g, label, start, inputs, [TensorType((), dtypes.int64)])[0]
 
+
+def pulled_loop(g, spec, types, state, token):
+    """(token, has_next(k), advance(k)) of a loop over the Python iterator `state.it` (see start_site)."""
     def has_next(arrays):
         state.item = next(state.it, None)
+        if state.item is None:
+            state.it = iter(())  # let the pipeline go now (a file cache's lock, a generator's resources)
         return [np.bool_(state.item is not None)]
 
     def get(arrays):
         item, state.item = state.item, None
         return list(item)
 
-    k0 = _call(g, "dataset_iterator", start, [handle], [token])[0]
-
     def advance(k):
         return structure.pack_like(spec, _call(g, "dataset_get_next", get, [k], types)), k
-    return k0, lambda k: _call(g, "dataset_has_next", has_next, [k], [TensorType((), dtypes.bool)])[0], advance
+    return token, lambda k: _call(g, "dataset_has_next", has_next, [k], [TensorType((), dtypes.bool)])[0], advance
 
 
-def iterator_next(g, handle, spec, example, optional=False):
-    """`next(iterator)` on the Iterator that `handle` names at run time: its components (OutOfRangeError at the
-    end), or with `optional`, (has_value, components) with zeros when it has none."""
-    types = component_types(spec, example)
-
+def next_site(g, types, inputs, pull, optional=False):
+    """`next` on a Python iterator that `pull(arrays)` returns at run time: the components (OutOfRangeError at
+    the end), or with `optional`, (has_value, components) with zeros when it has none."""
     def get_next(arrays):
-        it = lookup(arrays[0])
-        item = next(it._flat_iter, None)
+        item = next(pull(arrays), None)
         if item is None and not optional:
             raise OutOfRangeError("End of sequence")
         if optional:
@@ -330,6 +358,10 @@ def iterator_next(g, handle, spec, example, optional=False):
             return [np.bool_(True)] + list(item)
         return list(item)
     out_types = ([TensorType((), dtypes.bool)] if optional else []) + types
-    out = _call(g, "iterator_get_next", get_next, [handle], out_types)
-    return out
+    return _call(g, "iterator_get_next", get_next, inputs, out_types)
 
+
+def iterator_next(g, handle, spec, example, optional=False):
+    """`next(iterator)` on the Iterator that `handle` names at run time (see next_site)."""
+    return next_site(g, component_types(spec, example), [handle], lambda arrays: lookup(arrays[0])._flat_iter,
+                     optional)

@@ -160,7 +160,8 @@ class PolymorphicFunction:
         call_type = self._call_type(args, kwargs)
         concrete = self._concrete_for(call_type, args, kwargs)
         # A dataset or iterator passes tensors of its own: those calls bind through the trace's types.
-        composite = any(trace_type.has_composites(t) for _, _, t in call_type.params)
+        composite = any(trace_type.has_composites(t) for ftype in (call_type, concrete.function_type)
+                        for _, _, t in ftype.params)
         return concrete, call_type.is_subtype_of(concrete.function_type) and not composite
 
     def _concrete_for(self, call_type, args, kwargs):
@@ -171,6 +172,12 @@ class PolymorphicFunction:
         concrete = self._lookup(ftype)
         if concrete is not None:
             return concrete
+        if self.input_signature is None:  # a parameter type that shares one trace among its values (datasets)
+            for c in self._concretes:
+                ftype = ftype.shared_with(c.function_type)
+            concrete = self._lookup(ftype)
+            if concrete is not None:
+                return concrete
         if self._reduce_retracing:
             for c in self._concretes:
                 ftype = ftype.supertype(c.function_type) or ftype

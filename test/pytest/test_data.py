@@ -35,12 +35,21 @@ def fold(values):
     return acc
 
 
-@tf.function
-def folded(ds):
+def _fold_in_trace(ds):
     acc = tf.constant(0.0, tf.float64)
     for x in ds:
         acc = acc * 1.5 + tf.reduce_sum(tf.cast(x, tf.float64))
     return acc
+
+
+def folded(ds):
+    """`_fold_in_trace` as a new tfn.function: a function called with several pipelines of one element spec
+    shares one trace among all but the first (through callbacks), and these tests check each pipeline's own."""
+    return tf.function(_fold_in_trace)(ds)
+
+
+def folded_trace(ds):
+    return tf.function(_fold_in_trace).get_concrete_function(ds)
 
 
 def check_compiled(ds, expected):
@@ -163,6 +172,87 @@ def test_cache_runs_its_input_once():
     assert len(calls) == 1
 
 
+def _counted(calls, n=6):
+    def gen():
+        calls.append(1)
+        for i in range(n):
+            yield np.arange(i, dtype=np.float32) * 0.5, i * 10
+    spec = (tf.TensorSpec((None,), tf.float32), tf.TensorSpec((), tf.int64))
+    return tf.data.Dataset.from_generator(gen, output_signature=spec)
+
+
+def _expected(n=6):
+    return [(np.arange(i, dtype=np.float32) * 0.5, np.int64(i * 10)) for i in range(n)]
+
+
+def test_a_file_cache_is_written_by_the_first_full_iteration_and_read_afterwards(tmp_path):
+    calls = []
+    prefix = str(tmp_path / "sub" / "train")
+    ds = _counted(calls).cache(prefix)
+    assert_rows(ds, _expected())
+    assert (tmp_path / "sub" / "train.index").exists() and not (tmp_path / "sub" / "train.lockfile").exists()
+    assert_rows(ds, _expected())
+    assert_rows(_counted(calls).cache(prefix), _expected())  # another dataset object on the same files
+    assert len(calls) == 1
+
+
+def test_a_file_cache_in_a_function_and_with_many_shards(tmp_path, monkeypatch):
+    from tfn.data import file_cache
+    monkeypatch.setattr(file_cache, "SHARD_ELEMENTS", 3)
+    calls = []
+
+    def gen():
+        calls.append(1)
+        yield from X
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.float32))
+    ds = ds.cache(str(tmp_path / "c")).map(lambda x: x + 1.0)
+    check_compiled(ds, X + 1.0)
+    check_compiled(ds, X + 1.0)
+    assert len(calls) == 1 and len(list(tmp_path.glob("c.*.npz"))) == 4
+
+
+def test_a_partly_read_file_cache_is_discarded(tmp_path):
+    calls = []
+    ds = _counted(calls).cache(str(tmp_path / "c"))
+    with pytest.warns(UserWarning, match="did not fully read the dataset being cached"):
+        assert_rows(ds.take(2), _expected(2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert_rows(ds, _expected())
+    assert_rows(ds, _expected())
+    assert len(calls) == 2
+
+
+def test_a_file_cache_whose_input_fails_is_not_written(tmp_path):
+    ds = tf.data.Dataset.from_generator(_failing, output_signature=tf.TensorSpec((), tf.int32))
+    ds = ds.cache(str(tmp_path / "c"))
+    with pytest.raises(KeyError, match="bad record"):
+        rows(ds)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_iterators_writing_one_file_cache_raise_already_exists(tmp_path):
+    ds = _counted([]).cache(str(tmp_path / "c"))
+    first = iter(ds)
+    next(first)
+    with pytest.raises(tf.errors.AlreadyExistsError, match="concurrent caching iterator.*c.lockfile"):
+        next(iter(ds))
+    rest = list(first)
+    assert len(rest) == 5
+    assert_rows(ds, _expected())  # the first one finished the cache
+
+
+def test_a_file_cache_of_other_elements_is_refused(tmp_path):
+    prefix = str(tmp_path / "c")
+    rows(tf.data.Dataset.range(3).cache(prefix))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="holds elements of.*int64.*float32"):
+        rows(tf.data.Dataset.from_tensor_slices(X).cache(prefix))
+    (tmp_path / "c.index").write_text("{not json")
+    with pytest.raises(tf.errors.DataLossError, match="c.index"):
+        rows(tf.data.Dataset.range(3).cache(prefix))
+    with pytest.raises(TypeError, match="filename must be a string"):
+        tf.data.Dataset.range(3).cache(3)
+
+
 def test_prefetch_produces_on_a_background_thread():
     threads = []
 
@@ -224,9 +314,9 @@ def test_for_loop_in_function_matches_numpy(name, make, expected):
 
 def test_in_memory_pipelines_are_indexed_by_compiled_code_others_call_back():
     in_memory = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0).batch(3).skip(1).take(2)
-    assert folded.get_concrete_function(in_memory).graph.callbacks == []
+    assert folded_trace(in_memory).graph.callbacks == []
     pulled = tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 1.0)
-    assert len(folded.get_concrete_function(pulled).graph.callbacks) == 3  # start, has_next, get_next
+    assert len(folded_trace(pulled).graph.callbacks) == 3  # start, has_next, get_next
 
 
 def test_an_elementwise_map_runs_once_per_batch():
@@ -239,7 +329,7 @@ def test_an_elementwise_map_runs_once_per_batch():
 
     def loops_in_loop(ds):
         """How many loops the trace's one top-level loop holds, itself included."""
-        loops = [op for op in folded.get_concrete_function(ds).graph.block.operations
+        loops = [op for op in folded_trace(ds).graph.block.operations
                  if op.operation.name == "scf.while"]
         assert len(loops) == 1
         return str(loops[0]).count("scf.while")
@@ -274,8 +364,8 @@ def _nodes(fn, *args):
 
 def test_dataset_loops_do_not_grow_with_the_data_lists_do():
     small, big = np.ones(3, np.float32), np.ones(10_000, np.float32)
-    assert _nodes(folded, tf.data.Dataset.from_tensor_slices(small)) == \
-        _nodes(folded, tf.data.Dataset.from_tensor_slices(big))
+    assert _nodes(tf.function(_fold_in_trace), tf.data.Dataset.from_tensor_slices(small)) == \
+        _nodes(tf.function(_fold_in_trace), tf.data.Dataset.from_tensor_slices(big))
     gen = [tf.data.Dataset.from_generator(lambda n=n: [(1, 1)] * n, (tf.int32, tf.int32)) for n in (3, 10_000)]
 
     @tf.function
@@ -315,6 +405,37 @@ def test_datasets_with_the_same_spec_reuse_one_trace():
     g2 = tf.data.Dataset.from_generator(lambda: [5.0], output_signature=spec)
     assert float(f(g1)) == 3.0 and float(f(g2)) == 5.0
     assert len(traces) == 2
+    # Other pipelines of the same elements reuse the second (handle) trace; the first keeps compiled indexing.
+    doubled = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0)
+    counted = tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))
+    batched = tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).unbatch()
+    assert float(f(doubled)) == pytest.approx(2.0 * float(X.sum()))
+    assert float(f(counted)) == 6.0 and float(f(batched)) == pytest.approx(float(X.sum()))
+    assert float(f(tf.data.Dataset.from_tensor_slices(X[:4]))) == pytest.approx(float(X[:4].sum()))
+    assert len(traces) == 2
+    assert not f.get_concrete_function(tf.data.Dataset.from_tensor_slices(X)).graph.callbacks
+    assert f.get_concrete_function(doubled).graph.callbacks
+
+
+def test_a_second_pipeline_shares_the_trace_only_when_the_other_arguments_fit_it():
+    traces = []
+
+    @tf.function
+    def f(ds, scale):
+        traces.append(1)
+        s = tf.constant(0.0)
+        for x in ds:
+            s += x * scale
+        return s
+    a = tf.data.Dataset.from_tensor_slices(X)
+    b = a.map(lambda x: x + 1.0)
+    assert float(f(a, 2.0)) == pytest.approx(2.0 * float(X.sum()))
+    assert float(f(b, 3.0)) == pytest.approx(3.0 * float((X + 1.0).sum()))  # 3.0 needs its own trace anyway
+    assert not f.get_concrete_function(b, 3.0).graph.callbacks
+    assert float(f(b, 2.0)) == pytest.approx(2.0 * float((X + 1.0).sum()))  # fits a's trace but for the pipeline
+    assert f.get_concrete_function(b, 2.0).graph.callbacks
+    assert float(f(a.take(3), 2.0)) == pytest.approx(2.0 * float(X[:3].sum()))
+    assert len(traces) == 3
 
 
 # --- iterators ----------------------------------------------------------------------------------------------------
@@ -387,16 +508,61 @@ def test_user_errors():
         rows(tf.data.Dataset.from_generator(lambda: [[1, 2]], output_signature=tf.TensorSpec((3,), tf.int32)))
 
 
-def test_a_dataset_that_compiled_code_cannot_index_names_the_users_loop():
+def test_a_python_pipeline_built_in_a_function_on_its_arguments_runs_anew_at_every_call():
     @tf.function
     def f(x):
         s = tf.constant(0.0)
-        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0):
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 0.0).map(lambda t: t * 2.0):
+            s = s * 1.5 + v
+        return s
+    for xs in (X - 4.0, X[:5] - 4.0, -X):
+        np.testing.assert_allclose(float(f(tf.constant(xs))), fold(2.0 * xs[xs > 0.0]), rtol=1e-6)
+
+    @tf.function
+    def g(x, y):
+        ds = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(x), tf.data.Dataset.from_tensor_slices(y)))
+        ds = ds.shuffle(4, seed=3).batch(3).unbatch()
+        s = tf.constant(0.0)
+        n = tf.constant(0)
+        for a, b in ds:
+            s += a
+            n += b
+        return s, n
+    s, n = g(tf.constant(X), tf.constant(Y))
+    assert float(s) == pytest.approx(float(X.sum())) and int(n) == int(Y.sum())
+
+
+def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_what_to_do():
+    @tf.function
+    def captured(x, threshold):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold):
             s += v
         return s
-    with pytest.raises(NotImplementedError, match=r"pass it in as an argument(.|\n)*test_data.py:\d+") as info:
-        f(tf.constant(X))
-    assert "for v in tf.data.Dataset" in str(info.value)
+    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0', a tensor of the "
+                                        r"enclosing(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
+        captured(tf.constant(X), tf.constant(4.0))
+
+    @tf.function
+    def zipped(x, threshold):
+        s = tf.constant(0.0)
+        pairs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(x), tf.data.Dataset.from_tensors(threshold)
+                                     .repeat()))
+        for v, _ in pairs.filter(lambda t, th: t > th):
+            s += v
+        return s
+    assert float(zipped(tf.constant(X), tf.constant(4.0))) == pytest.approx(float(X[X > 4.0].sum()))
+
+
+def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
+    @tf.function
+    def order(x):
+        acc = tf.constant(0.0, tf.float64)
+        for v in tf.data.Dataset.from_tensor_slices(x).shuffle(10, seed=7):
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return acc
+    expected = fold(rows(tf.data.Dataset.from_tensor_slices(X).shuffle(10, seed=7)))
+    assert float(order(tf.constant(X))) == expected and float(order(tf.constant(X))) == expected
 
 
 def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
@@ -413,3 +579,76 @@ def test_a_dataset_from_the_enclosing_scope_and_reduce_in_a_function():
         expected = expected * 2 + int(v)
     s, r = f()
     assert int(s) == expected and int(r) == int(np.sum(Y * 3))
+
+
+# --- iterators made inside a function ----------------------------------------------------------------------------
+
+def test_iter_inside_a_function_starts_over_at_every_call():
+    ds = tf.data.Dataset.from_tensor_slices(Y).map(lambda y: y * 3)
+
+    @tf.function
+    def first_two():
+        it = iter(ds)
+        a = next(it)
+        return a, it.get_next()
+    for _ in range(2):
+        a, b = first_two()
+        assert (int(a), int(b)) == (0, 3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: tf.data.Dataset.from_tensor_slices(X),
+    lambda: tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 2.0),
+    lambda: tf.data.Dataset.from_generator(lambda: iter(X), output_signature=tf.TensorSpec((), tf.float32)),
+], ids=["indexable", "filter", "generator"])
+def test_iter_of_a_dataset_argument_then_next_and_for_over_the_rest(make):
+    @tf.function
+    def head_and_rest(ds):
+        it = iter(ds)
+        head = next(it)
+        acc = tf.constant(0.0, tf.float64)
+        for v in it:
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return head, acc
+    expected = rows(make())
+    for _ in range(2):
+        head, acc = head_and_rest(make())
+        assert float(head) == expected[0]
+        assert float(acc) == fold(expected[1:])
+
+
+def test_iter_inside_a_function_over_a_pipeline_on_its_argument():
+    @tf.function
+    def f(x):
+        it = iter(tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > 1).map(lambda t: t * 2))
+        return next(it), it.get_next_as_optional().has_value()
+    v, more = f(tf.constant([0, 3, 1]))
+    assert int(v) == 6 and not bool(more)
+    v, more = f(tf.constant([5, 0, 7]))
+    assert int(v) == 10 and bool(more)
+
+
+def test_next_past_the_end_inside_a_function_raises_out_of_range():
+    @tf.function
+    def third(ds):
+        it = iter(ds)
+        next(it)
+        next(it)
+        return next(it)
+    assert int(third(tf.data.Dataset.from_tensor_slices([1, 2, 3]))) == 3
+    with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+        third(tf.data.Dataset.from_tensor_slices([1, 2]))
+
+
+def test_an_unconverted_python_loop_over_a_dataset_in_a_function_stops_with_an_error(monkeypatch):
+    from tfn.data import traced_iterator
+    monkeypatch.setattr(traced_iterator, "RUNAWAY_NEXT_CALLS", 20)
+
+    @tf.function(autograph=False)
+    def endless(ds):
+        s = tf.constant(0.0)
+        for x in ds:  # plain Python: TF's iterator would not end either
+            s += x
+        return s
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match=r"21 times(.|\n)*test_data.py:\d+"):
+        endless(tf.data.Dataset.from_tensor_slices(X))
