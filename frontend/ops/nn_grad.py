@@ -1,5 +1,7 @@
-"""Gradients of the neural-network ops (conv2d), written with tfn ops: the input's is a convolution with the
-flipped filters, the filters' one matrix product of the input's patches (im2col) with the output gradient."""
+"""Gradients of the neural-network ops, written with tfn ops: conv2d's input gradient is a convolution with the
+flipped filters, its filters' gradient one matrix product of the input's patches (im2col) with the output
+gradient; max_pool2d's is one tfn.max_pool2d_grad op."""
+from tfn.core.dispatch import apply
 from tfn.dialects import ops
 from tfn.dialects.ops_conv import out_size, same_pads
 from tfn.gradients.registry import gradient
@@ -52,7 +54,6 @@ def _spatial(x, w, attrs, i):
 def _conv2d_grad(op, g):
     x, w = op.inputs
     attrs = op.attrs
-    kh, kw = w._shape[0], w._shape[1]
     (pt, pb, oh, eh), (pl, pr, ow, ew) = _spatial(x, w, attrs, 0), _spatial(x, w, attrs, 1)
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
     h, wd = x._shape[1], x._shape[2]
@@ -85,3 +86,9 @@ def _filter_grad(xp, g, w, oh, ow, strides, dilations):
     gt = _pad(array_ops.transpose(array_ops.reshape(g, [-1, f])), 1, 0, 1)
     df = linalg_ops.matmul(gt, _pad(_pad(cols, 0, 0, 1), 1, 0, 1))
     return array_ops.reshape(array_ops.transpose(df[:, :kh * kw * c]), [kh, kw, c, f])
+
+
+@gradient(ops.max_pool2d)
+def _max_pool2d_grad(op, g):
+    """Each window's gradient to the window's first maximum (TF's MaxPoolGrad), in one op."""
+    return [apply(ops.max_pool2d_grad, [op.inputs[0], g], op.attrs)]

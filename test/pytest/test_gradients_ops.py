@@ -99,6 +99,9 @@ def _cases():
     conv = [(1, "SAME", 1), (1, "VALID", 1), (2, "SAME", 1), (2, "VALID", 1), (1, "SAME", 2), (1, "VALID", 2)]
     cases["conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.conv2d(x, w, s, p, dilations=d),
                         [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in conv]
+    pools = [(2, 2, "VALID"), (3, 2, "SAME"), (2, 1, "SAME"), (3, 3, "VALID"), ((1, 3), (2, 1), "SAME")]
+    cases["max_pool2d"] = [(lambda x, k=k, s=s, p=p: tfn.nn.max_pool2d(x, k, s, p), [rand(2, 5, 6, 3)])
+                           for k, s, p in pools]
     return cases
 
 
