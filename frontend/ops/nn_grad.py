@@ -77,6 +77,10 @@ def _filter_grad(xp, g, w, oh, ow, strides, dilations):
     big batches take the packed matmul path (a convolution with g as its filter has oh x ow taps and one image)."""
     kh, kw, c, f = w._shape
     (sh, sw), (dh, dw) = strides, dilations
+    if c is None or f is None:  # channels known at run time only: correlate xp with g (batch and channels swapped)
+        df = conv2d(array_ops.transpose(xp, [3, 1, 2, 0]), array_ops.transpose(g, [1, 2, 0, 3]), strides=[dh, dw],
+                    padding="VALID", dilations=[sh, sw])
+        return array_ops.transpose(df[:, :kh, :kw, :], [1, 2, 0, 3])
     taps = [xp[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
             for i in range(kh) for j in range(kw)]
     cols = array_ops.reshape(array_ops.stack(taps, 3) if len(taps) > 1 else taps[0], [-1, kh * kw * c])
