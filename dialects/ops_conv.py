@@ -70,3 +70,94 @@ define("conv2d", ["input", "filters"], _conv_infer, _conv_kernel,
        {"strides": "i64s", "dilations": "i64s", "same": "bool"}, tf_name="Conv2D",
        summary="2-D convolution of NHWC input with HWIO filters; SAME (TF's split) or VALID padding",
        tf_api="nn.conv2d")
+
+
+# ---- max pooling: its own op, and its gradient's (one pass over the windows routing each window's gradient to the
+# window's first maximum, as TF's MaxPoolGrad) -----------------------------------------------------------------------
+
+def pool_geometry(size, k, stride, same):
+    """(pad before, pad after, output size) of one spatial dim of a pooling window, TF's SAME split."""
+    if same:
+        before, after, out = same_pads(size, k, stride, 1)
+        return before, after, out
+    return 0, 0, (size - k) // stride + 1
+
+
+def _pool_check(name, x, attrs):
+    if x.rank != 4 or None in x.shape[1:3]:
+        raise InvalidArgumentError(f"{name} needs a 4-D NHWC input with static height and width, got "
+                                   f"{pretty(x.shape)} [Op:{name}]")
+    (kh, kw), (sh, sw), same = attrs["ksize"], attrs["strides"], attrs["same"]
+    if min(kh, kw, sh, sw) < 1:
+        raise InvalidArgumentError(f"ksize and strides must be positive, got {list(attrs['ksize'])} and "
+                                   f"{list(attrs['strides'])} [Op:{name}]")
+    oh, ow = pool_geometry(x.shape[1], kh, sh, same)[2], pool_geometry(x.shape[2], kw, sw, same)[2]
+    if oh < 1 or ow < 1:
+        raise InvalidArgumentError(f"Computed output size would be negative: input {pretty(x.shape)}, window "
+                                   f"{(kh, kw)}, VALID padding [Op:{name}]")
+    return oh, ow
+
+
+def _max_pool_infer(types, attrs):
+    (x,) = types
+    rules.allowed("MaxPool", x.dtype, rules.FLOATS)
+    oh, ow = _pool_check("MaxPool", x, attrs)
+    return rules.tensor((x.shape[0], oh, ow, x.shape[3]), x.dtype)
+
+
+def pool_taps(xp, attrs, oh, ow):
+    """The windows' taps of the padded input xp: ((i, j), xp[:, i + s y, j + s x, :]) in row-major tap order."""
+    (kh, kw), (sh, sw) = attrs["ksize"], attrs["strides"]
+    return [((i, j), xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :])
+            for i in range(kh) for j in range(kw)]
+
+
+def _padded(x, attrs, fill):
+    (kh, kw), (sh, sw), same = attrs["ksize"], attrs["strides"], attrs["same"]
+    (pt, pb, oh), (pl, pr, ow) = pool_geometry(x.shape[1], kh, sh, same), pool_geometry(x.shape[2], kw, sw, same)
+    return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=fill), (pt, pl, oh, ow)
+
+
+def _max_pool_kernel(arrays, attrs):
+    (x,) = arrays
+    xp, (_, _, oh, ow) = _padded(x, attrs, np.finfo(x.dtype).min)
+    out = None
+    for _, tap in pool_taps(xp, attrs, oh, ow):
+        out = tap if out is None else np.maximum(out, tap)
+    return out.copy()
+
+
+def _max_pool_grad_infer(types, attrs):
+    x, g = types
+    rules.same_dtype("MaxPoolGrad", types)
+    rules.allowed("MaxPoolGrad", x.dtype, rules.FLOATS)
+    oh, ow = _pool_check("MaxPoolGrad", x, attrs)
+    if g.rank != 4 or any(a is not None and b is not None and a != b
+                          for a, b in zip(g.shape, (x.shape[0], oh, ow, x.shape[3]))):
+        raise InvalidArgumentError(f"the gradient must have the pooled shape {pretty((x.shape[0], oh, ow, x.shape[3]))}"
+                                   f", got {pretty(g.shape)} [Op:MaxPoolGrad]")
+    return x
+
+
+def _max_pool_grad_kernel(arrays, attrs):
+    x, g = arrays
+    xp, (pt, pl, oh, ow) = _padded(x, attrs, np.finfo(x.dtype).min)
+    taps = pool_taps(xp, attrs, oh, ow)
+    best, first = taps[0][1], np.zeros(g.shape, np.int64)
+    for t, (_, tap) in enumerate(taps[1:], 1):
+        first = np.where(tap > best, t, first)  # strictly greater: ties keep the first maximum
+        best = np.maximum(best, tap)
+    (sh, sw) = attrs["strides"]
+    dxp = np.zeros(xp.shape, g.dtype)
+    for t, ((i, j), _) in enumerate(taps):
+        dxp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :] += np.where(first == t, g, 0)
+    return dxp[:, pt:pt + x.shape[1], pl:pl + x.shape[2], :].copy()
+
+
+POOL_ATTRS = {"ksize": "i64s", "strides": "i64s", "same": "bool"}
+define("max_pool2d", ["input"], _max_pool_infer, _max_pool_kernel, POOL_ATTRS, tf_name="MaxPool",
+       summary="the maximum of each ksize window of NHWC input (SAME pads with the dtype's lowest value)",
+       tf_api=("nn.max_pool2d",))
+define("max_pool2d_grad", ["input", "grad"], _max_pool_grad_infer, _max_pool_grad_kernel, POOL_ATTRS,
+       tf_name="MaxPoolGrad", differentiable=False,
+       summary="max_pool2d's input gradient: each window's gradient goes to the window's first maximum")

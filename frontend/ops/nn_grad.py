@@ -1,9 +1,12 @@
-"""Gradients of the neural-network ops (conv2d), written with tfn ops: both are convolutions themselves."""
+"""Gradients of the neural-network ops, written with tfn ops: conv2d's input gradient is a convolution with the
+flipped filters, its filters' gradient one matrix product of the input's patches (im2col) with the output
+gradient; max_pool2d's is one tfn.max_pool2d_grad op."""
+from tfn.core.dispatch import apply
 from tfn.dialects import ops
 from tfn.dialects.ops_conv import out_size, same_pads
 from tfn.gradients.registry import gradient
 from tfn.nn import conv2d
-from tfn.ops import array_ops, fill_ops
+from tfn.ops import array_ops, fill_ops, linalg_ops
 
 
 def _pad(x, axis, before, after):
@@ -12,6 +15,13 @@ def _pad(x, axis, before, after):
     zero = fill_ops.zeros_like(x[head + (slice(0, 1),)])
     parts = [zero] * before + [x] + [zero] * after
     return array_ops.concat(parts, axis) if len(parts) > 1 else x
+
+
+def _pad_or_crop(x, axis, before, after):
+    """x zero-padded along `axis` by `before`/`after`, or cropped where they are negative."""
+    size = x._shape[axis]
+    x = x[(slice(None),) * axis + (slice(max(-before, 0), size - max(-after, 0)),)] if min(before, after) < 0 else x
+    return _pad(x, axis, max(before, 0), max(after, 0))
 
 
 def _dilate(g, axis, stride):
@@ -44,20 +54,45 @@ def _spatial(x, w, attrs, i):
 def _conv2d_grad(op, g):
     x, w = op.inputs
     attrs = op.attrs
-    kh, kw = w._shape[0], w._shape[1]
     (pt, pb, oh, eh), (pl, pr, ow, ew) = _spatial(x, w, attrs, 0), _spatial(x, w, attrs, 1)
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
     h, wd = x._shape[1], x._shape[2]
     hp, wp = h + pt + pb, wd + pl + pr
-    # d filters: correlate the padded input with g (batch and channels swapped; strides become dilations)
-    xp = _pad(_pad(x, 1, pt, pb), 2, pl, pr)
-    df = conv2d(array_ops.transpose(xp, [3, 1, 2, 0]), array_ops.transpose(g, [1, 2, 0, 3]), strides=[dh, dw],
-                padding="VALID", dilations=[sh, sw])
-    df = array_ops.transpose(df[:, :kh, :kw, :], [1, 2, 0, 3])
+    df = _filter_grad(_pad(_pad(x, 1, pt, pb), 2, pl, pr), g, w, oh, ow, (sh, sw), (dh, dw)) if op.needs[1] \
+        else None
+    if not op.needs[0]:
+        return None, df
     # d input: the full correlation of the stride-dilated g with the flipped filters
     gd = _dilate(_dilate(g, 1, sh), 2, sw)
     rh, rw = hp - ((oh - 1) * sh + eh), wp - ((ow - 1) * sw + ew)
-    gp = _pad(_pad(gd, 1, eh - 1, eh - 1 + rh), 2, ew - 1, ew - 1 + rw)
+    # (of the padded input; the unpadded input's part directly: g padded less, or cropped, by the input's padding)
+    gp = _pad_or_crop(_pad_or_crop(gd, 1, eh - 1 - pt, eh - 1 + rh - pb), 2, ew - 1 - pl, ew - 1 + rw - pr)
     flipped = array_ops.transpose(w[::-1, ::-1], [0, 1, 3, 2])
-    dxp = conv2d(gp, flipped, strides=[1, 1], padding="VALID", dilations=[dh, dw])
-    return dxp[:, pt:pt + h, pl:pl + wd, :], df
+    return conv2d(gp, flipped, strides=[1, 1], padding="VALID", dilations=[dh, dw]), df
+
+
+def _filter_grad(xp, g, w, oh, ow, strides, dilations):
+    """d filters[i, j, c, f] = sum over (n, y, x) of xp[n, y s + i d, x s + j d, c] g[n, y, x, f]: g transposed
+    [f, (n y x)] times the padded input's patches (im2col [(n y x), (i j c)]), transposed back. One plain matmul, so
+    big batches take the packed matmul path (a convolution with g as its filter has oh x ow taps and one image)."""
+    kh, kw, c, f = w._shape
+    (sh, sw), (dh, dw) = strides, dilations
+    if c is None or f is None:  # channels known at run time only: correlate xp with g (batch and channels swapped)
+        df = conv2d(array_ops.transpose(xp, [3, 1, 2, 0]), array_ops.transpose(g, [1, 2, 0, 3]), strides=[dh, dw],
+                    padding="VALID", dilations=[sh, sw])
+        return array_ops.transpose(df[:, :kh, :kw, :], [1, 2, 0, 3])
+    taps = [xp[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
+            for i in range(kh) for j in range(kw)]
+    cols = array_ops.reshape(array_ops.stack(taps, 3) if len(taps) > 1 else taps[0], [-1, kh * kw * c])
+    # one zero row and column more in cols and one zero column in g's transpose (the product's extra column sliced
+    # off): concatenations between the matmul and the reshapes, so linalg's reshape propagation does not turn the
+    # matmul into a linalg.generic that tfn-pack-matmul does not recognise
+    gt = _pad(array_ops.transpose(array_ops.reshape(g, [-1, f])), 1, 0, 1)
+    df = linalg_ops.matmul(gt, _pad(_pad(cols, 0, 0, 1), 1, 0, 1))
+    return array_ops.reshape(array_ops.transpose(df[:, :kh * kw * c]), [kh, kw, c, f])
+
+
+@gradient(ops.max_pool2d)
+def _max_pool2d_grad(op, g):
+    """Each window's gradient to the window's first maximum (TF's MaxPoolGrad), in one op."""
+    return [apply(ops.max_pool2d_grad, [op.inputs[0], g], op.attrs)]

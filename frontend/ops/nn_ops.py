@@ -82,7 +82,7 @@ def _pool_geometry(size, k, s, same):
 
 
 def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
-    """Max or average pooling of NHWC input: a reduction over the window's strided taps (so differentiable)."""
+    """Max pooling (tfn.max_pool2d) or average pooling (a sum of the window's strided taps) of NHWC input."""
     if data_format != "NHWC":
         raise ValueError(f"pooling supports data_format='NHWC' only, got {data_format!r}")
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
@@ -95,24 +95,24 @@ def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
     (pt, pb, oh), (pl, pr, ow) = _pool_geometry(h, kh, sh, same), _pool_geometry(w, kw, sw, same)
     if oh < 1 or ow < 1:
         raise ValueError(f"Computed output size would be negative: input {x.shape}, window {(kh, kw)}, VALID padding")
-    fill = np.finfo(x.dtype.np).min if kind == "max" else 0.0
-    xp = _pad_axis(_pad_axis(x, 1, pt, pb, fill), 2, pl, pr, fill)
+    if kind == "max":
+        return apply(ops.max_pool2d, [x], {"ksize": (kh, kw), "strides": (sh, sw), "same": same})
+    xp = _pad_axis(_pad_axis(x, 1, pt, pb, 0.0), 2, pl, pr, 0.0)
     out = None
     for i in range(kh):
         for j in range(kw):
             tap = xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :]
-            out = tap if out is None else (math_ops.maximum(out, tap) if kind == "max" else out + tap)
-    if kind == "max":
-        return out
+            out = tap if out is None else out + tap
     # each window's mean over its elements inside the input (TF's SAME average leaves the padding out)
     rows = np.array([min(r * sh - pt + kh, h) - max(r * sh - pt, 0) for r in range(oh)])
     cols = np.array([min(c * sw - pl + kw, w) - max(c * sw - pl, 0) for c in range(ow)])
     return out * convert_to_tensor((1.0 / np.outer(rows, cols))[None, :, :, None].astype(x.dtype.np))
 
 
-@export("nn.max_pool2d")
+@op_api(ops.max_pool2d, exports=("nn.max_pool2d",))
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    """TF's tf.nn.max_pool2d: the maximum of each ksize window, NHWC, 'SAME' or 'VALID' padding."""
+    """TF's tf.nn.max_pool2d: the maximum of each ksize window, NHWC, 'SAME' or 'VALID' padding (one op, whose
+    gradient goes to each window's first maximum)."""
     return _pool2d(input, ksize, strides, padding, data_format, "max")
 
 

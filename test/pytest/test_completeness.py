@@ -9,7 +9,7 @@ import pytest
 from opcheck import assert_close
 
 import tfn
-from tfn.core import api
+from tfn.core import api, dispatch
 from tfn.core.api import EXPORTS, OP_API
 from tfn.dialects import ops
 from tfn.dialects.optable import OPS
@@ -20,7 +20,8 @@ from tfn.passes.lowering.common import PATTERNS, lowering
 from tfn.passes.pipelines import PIPELINES
 
 # op name -> why it has no public function (ops that only passes or the frontend's internals emit)
-INTERNAL = {"bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)",
+INTERNAL = {"max_pool2d_grad": "max_pool2d's gradient rule emits it (TF's is tf.raw_ops.MaxPoolGrad, not in tfn)",
+            "bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)",
             **{name: "TF has no public function: tfn.distribute's strategy and replica context call it"
                for name in ("all_reduce", "broadcast", "all_gather")}}
 COLLECTIVES = ("all_reduce", "broadcast", "all_gather")  # need MPI (the distribute extra); in one process: identity
@@ -31,6 +32,8 @@ G = RNG.random((3,)).astype(np.float32) + 0.5
 B = F > 1.0
 I = np.array([[3, -1, 2], [0, 4, -2]], np.int32)
 IDX = np.array([2, 0], np.int32)
+P = np.round(RNG.random((2, 5, 5, 2)) * 3).astype(np.float32)  # pooling input with ties (the first maximum wins)
+POOL = {"ksize": (3, 3), "strides": (2, 2), "same": True}  # overlapping windows, padded
 
 # op -> (a function of tensors that applies the op, its numpy arguments)
 SAMPLES = {
@@ -77,6 +80,9 @@ SAMPLES = {
     "pad": (lambda x: tfn.pad(x, [[1, 0], [2, 1]], constant_values=-1.0), [F]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
+    "max_pool2d": (lambda x: tfn.nn.max_pool2d(x, 3, 2, "SAME"), [P]),
+    "max_pool2d_grad": (lambda x, g: dispatch.apply(ops.max_pool2d_grad, [x, g], POOL),
+                        [P, RNG.random((2, 3, 3, 2)).astype(np.float32)]),
     "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
     "all_reduce": (lambda x: collective_ops.all_reduce(x, "sum"), [F]),
     "broadcast": (lambda x: collective_ops.broadcast(x, 0), [I]),

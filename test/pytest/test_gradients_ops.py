@@ -99,6 +99,9 @@ def _cases():
     conv = [(1, "SAME", 1), (1, "VALID", 1), (2, "SAME", 1), (2, "VALID", 1), (1, "SAME", 2), (1, "VALID", 2)]
     cases["conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.conv2d(x, w, s, p, dilations=d),
                         [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in conv]
+    pools = [(2, 2, "VALID"), (3, 2, "SAME"), (2, 1, "SAME"), (3, 3, "VALID"), ((1, 3), (2, 1), "SAME")]
+    cases["max_pool2d"] = [(lambda x, k=k, s=s, p=p: tfn.nn.max_pool2d(x, k, s, p), [rand(2, 5, 6, 3)])
+                           for k, s, p in pools]
     return cases
 
 
@@ -278,3 +281,19 @@ def test_indexing_at_a_run_time_index():
         want = np.zeros((3, 4))
         want[i, 1:] = w[1:]
         np.testing.assert_array_equal(grad(tfn.constant(rand(3, 4)), tfn.constant(i)).numpy(), want)
+
+
+def test_conv2d_gradient_with_channels_known_at_run_time_equals_eager():
+    x, w = rand(2, 5, 6, 2).astype(np.float32), rand(2, 3, 2, 3).astype(np.float32)
+
+    def grads(x, w):
+        with tfn.GradientTape() as tape:
+            tape.watch([x, w])
+            y = tfn.nn.conv2d(x, w, 2, "SAME")
+            loss = tfn.reduce_sum(y * y)
+        return tape.gradient(loss, [x, w])
+    eager = grads(tfn.constant(x), tfn.constant(w))
+    f = tfn.function(grads, input_signature=[tfn.TensorSpec([None, 5, 6, None], tfn.float32),
+                                             tfn.TensorSpec([2, 3, None, 3], tfn.float32)])
+    for want, got in zip(eager, f(tfn.constant(x), tfn.constant(w))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)

@@ -203,6 +203,37 @@ func.func @conv2d(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x
   return %0 : tensor<1x6x6x4xf32>
 }
 
+// ---- max_pool2d: one elementwise generic over the windows' strided taps (dynamic batch kept)
+
+// CHECK-LABEL: func.func @max_pool2d
+func.func @max_pool2d(%x: tensor<?x4x4x3xf32>) -> tensor<?x2x2x3xf32> {
+  // CHECK: tensor.extract_slice %arg0[0, 0, 0, 0] [%{{.*}}, 2, 2, 3] [1, 2, 2, 1]
+  // CHECK: tensor.extract_slice %arg0[0, 1, 1, 0] [%{{.*}}, 2, 2, 3] [1, 2, 2, 1]
+  // CHECK: linalg.generic
+  // CHECK-COUNT-3: arith.maximumf
+  %0 = "tfn.max_pool2d"(%x) {ksize = array<i64: 2, 2>, strides = array<i64: 2, 2>, same = false} : (tensor<?x4x4x3xf32>) -> tensor<?x2x2x3xf32>
+  return %0 : tensor<?x2x2x3xf32>
+}
+
+// ---- max_pool2d_grad: one generic finds each window's first maximum and yields one part per tap; overlapping
+// windows add their parts at the taps' strided places of the padded input, cropped to the input
+
+// CHECK-LABEL: func.func @max_pool2d_grad
+func.func @max_pool2d_grad(%x: tensor<1x5x5x2xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32> {
+  // CHECK: tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
+  // CHECK: %[[PARTS:.*]]:9 = linalg.generic
+  // CHECK: arith.cmpf ogt
+  // CHECK: linalg.yield {{.*}} : f32, f32, f32, f32, f32, f32, f32, f32, f32
+  // CHECK-NEXT: } -> (tensor<1x3x3x2xf32>,
+  // CHECK: linalg.fill
+  // CHECK: tensor.insert_slice %[[PARTS]]#0 into %{{.*}}[0, 0, 0, 0] [1, 3, 3, 2] [1, 2, 2, 1]
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 3, 3, 2] [1, 2, 2, 1]
+  // CHECK: tensor.extract_slice %{{.*}}[0, 1, 1, 0] [1, 5, 5, 2] [1, 1, 1, 1] : tensor<1x7x7x2xf32> to tensor<1x5x5x2xf32>
+  %0 = "tfn.max_pool2d_grad"(%x, %g) {ksize = array<i64: 3, 3>, strides = array<i64: 2, 2>, same = true} : (tensor<1x5x5x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32>
+  return %0 : tensor<1x5x5x2xf32>
+}
+
 // ---- reductions: linalg.reduce from the identity element
 
 // CHECK-LABEL: func.func @reductions
