@@ -99,6 +99,12 @@ def _cases():
     conv = [(1, "SAME", 1), (1, "VALID", 1), (2, "SAME", 1), (2, "VALID", 1), (1, "SAME", 2), (1, "VALID", 2)]
     cases["conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.conv2d(x, w, s, p, dilations=d),
                         [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in conv]
+    depthwise = conv + [(1, [[0, 0], [1, 2], [0, 1], [0, 0]], 1), (2, [[0, 0], [2, 0], [1, 1], [0, 0]], 1)]
+    cases["depthwise_conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.depthwise_conv2d(x, w, [1, s, s, 1], p,
+                                                                                      dilations=d),
+                                  [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in depthwise]
+    cases["depthwise_conv2d"].append((lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
+                                      [rand(1, 4, 4, 3), rand(3, 3, 3, 1)]))
     return cases
 
 
