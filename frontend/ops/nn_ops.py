@@ -1,4 +1,5 @@
-"""Public neural-network functions (`tfn.nn.conv2d`, `tfn.nn.depthwise_conv2d`; pooling, softmax, relu as compositions of tfn ops)."""
+"""Public neural-network functions (`tfn.nn.conv2d`, `tfn.nn.depthwise_conv2d`; pooling, softmax, relu as
+compositions of tfn ops)."""
 import numpy as np
 
 from tfn.core.api import export, op_api

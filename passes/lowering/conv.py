@@ -6,6 +6,8 @@ from mlir.dialects import arith, linalg, tensor
 from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.ops_conv import same_pads
+from tfn.dialects.types import TensorType
+from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
 from tfn.passes.lowering.common import affine_map, dim, empty, generic, index, lowering, parallel, reduction
 
@@ -93,6 +95,8 @@ def lower_depthwise_conv2d(rw):
     out = rw.out
     strides, dilations = list(rw.attrs["strides"]), list(rw.attrs["dilations"])
     kh, kw, _, mult = tw.shape
+    if tx.shape[3] is None or tw.shape[2] is None:
+        x, w, tx, tw = _check_depth(rw, x, w, tx, tw, out, mult)
     x = _pad_same(x, tx, kh, kw, strides, dilations, None if rw.attrs["same"] else list(rw.attrs["pads"]))
     sizes = []
     if out.shape[0] is None:
@@ -114,8 +118,53 @@ def lower_depthwise_conv2d(rw):
     x_map = affine_map(6, [d[0], d[1] * sh + d[3] * dh, d[2] * sw + d[4] * dw, channel])
     w_map = affine_map(6, [d[3], d[4], d[5]])
     o_map = affine_map(6, [d[0], d[1], d[2], d[5]])
+    # contract: LLVM may fuse the multiply and add into one FMA (one rounding instead of two)
+    contract = ir.Attribute.parse("#arith.fastmath<contract>")
     return generic([x, w2], [x_map, w_map], [init], [o_map], parallel(3) + [reduction(), reduction()] + parallel(1),
-                   lambda a, b, acc: arith.addf(acc, arith.mulf(a, b)))
+                   lambda a, b, acc: arith.addf(acc, arith.mulf(a, b, fastmath=contract), fastmath=contract))
+
+
+def _check_depth(rw, x, w, tx, tw, out, mult):
+    """Input and filter depths known only at run time: report a mismatch, and give both operands exactly the
+    output's depth (cut, or zero-padded) so that the convolution never reads out of bounds; (x, w, their types)."""
+    cx, cw = dim(x, 3), dim(w, 2)
+    runtime_errors.report(rw, arith.cmpi(arith.CmpIPredicate.ne, cx, cw), [cx, cw])
+    depth = index(out.shape[3] // mult) if out.shape[3] is not None else cw
+    static = None if out.shape[3] is None else out.shape[3] // mult
+    return (_fit(x, tx, 3, cx, depth, static), _fit(w, tw, 2, cw, depth, static),
+            TensorType(tx.shape[:3] + (static,), tx.dtype), TensorType(tw.shape[:2] + (static, mult), tw.dtype))
+
+
+def _fit(value, tt, axis, size, depth, static):
+    """value with dim `axis` (run-time length `size`) cut to `depth` or zero-padded up to it; that dim typed
+    `static` (None: dynamic)."""
+    dyn = ir.ShapedType.get_dynamic_size()
+    keep = arith.minui(size, depth)
+    shape = [dyn if d is None else d for d in tt.shape]
+    shape[axis] = dyn
+    element = ttypes.element_type(tt.dtype)
+    sizes = [keep if i == axis else dim(value, i) for i in range(tt.rank) if i == axis or tt.shape[i] is None]
+    cut = tensor.extract_slice(ir.RankedTensorType.get(shape, element), value, [], sizes, [], [0] * tt.rank,
+                               shape, [1] * tt.rank)
+    high = [0] * tt.rank
+    high[axis] = dyn
+    pad = tensor.PadOp(ir.RankedTensorType.get(shape, element), cut, [], [arith.subi(depth, keep)], [0] * tt.rank,
+                       high)
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * tt.rank)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(s.const(tt.dtype, 0))
+    if static is None:
+        return pad.result
+    shape[axis] = static
+    return tensor.cast(ir.RankedTensorType.get(shape, element), pad.result)
+
+
+def _format_depth(details, op):
+    cx, cw = details[:2]
+    return f"input and filter must have the same depth: {cx} vs {cw} at run time"
+
+
+runtime_errors.may_fail(ops.depthwise_conv2d, _format_depth)
 
 
 def _i64(i):
