@@ -120,8 +120,12 @@ def lower_depthwise_conv2d(rw):
     o_map = affine_map(6, [d[0], d[1], d[2], d[5]])
     # contract: LLVM may fuse the multiply and add into one FMA (one rounding instead of two)
     contract = ir.Attribute.parse("#arith.fastmath<contract>")
-    return generic([x, w2], [x_map, w_map], [init], [o_map], parallel(3) + [reduction(), reduction()] + parallel(1),
-                   lambda a, b, acc: arith.addf(acc, arith.mulf(a, b, fastmath=contract), fastmath=contract))
+    result = generic([x, w2], [x_map, w_map], [init], [o_map],
+                     parallel(3) + [reduction(), reduction()] + parallel(1),
+                     lambda a, b, acc: arith.addf(acc, arith.mulf(a, b, fastmath=contract), fastmath=contract))
+    # for tfn-vectorize-depthwise: the convolution's parameters, which the maps hold less readably
+    result[0].owner.attributes["tfn.depthwise"] = ir.DenseI64ArrayAttr.get([sh, sw, dh, dw, mult])
+    return result
 
 
 def _check_depth(rw, x, w, tx, tw, out, mult):

@@ -214,7 +214,12 @@ def test_depthwise_code_for_each_level(monkeypatch, level):
     got = f(*arrays)
     for g, want in zip(got, _depthwise(*[tfn.constant(a) for a in arrays])):
         assert_close(g.numpy(), want.numpy())
-    found = _registers(f.get_concrete_function(*arrays)._executable.source)
+    concrete = f.get_concrete_function(*arrays)
+    # multiplier 1: tfn-vectorize-depthwise's FMAs on two vectors' worth of channels; multiplier 2: LLVM's loops
+    lanes = 2 * target.current().vector_bits // 32
+    fmas = [line for line in concrete.ir("bufferized").splitlines() if "vector.fma" in line]
+    assert fmas and all(f"x{lanes}xf32>" in line for line in fmas)
+    found = _registers(concrete._executable.source)
     if found is None or _host().arch != "x86_64":
         return
     used = set().union(*found.values())
