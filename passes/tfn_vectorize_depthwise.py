@@ -6,12 +6,12 @@ output width and channel count that a register tile divides, this pass replaces 
 linalg.depthwise_conv_2d_nhwc_hwc on the same operands and schedules it (transform dialect): tiled to one output
 row, OWT output columns and CT channels, one filter row at a time; each tile decomposed to a 1-D depthwise
 convolution and vectorised by upstream's convolution vectoriser into FMAs of CT-lane vectors (CT = two vector
-registers' worth of lanes, `vector-bits`), one per output column and filter tap; the OWT x CT accumulators stay in
-registers across the filter rows (hoisted out of that loop). OWT is the largest divisor of the output width whose
-accumulators fill at most half the `vector-registers`. It runs after tfn-parallelize, so each of its tasks (a
-range of images or output rows: dynamic sizes, which the one-row tiles absorb) is scheduled the same way. A
-generic this pass does not take (other dtypes, multipliers, or widths and depths no tile divides), or whose
-schedule does not apply, stays as it is.
+registers' worth of lanes, `vector-bits`), one per output column and filter tap; the filter-row loop is unrolled,
+so the OWT x CT accumulators are read once, stay in registers across all taps and are written once. OWT is the
+largest divisor of the output width whose accumulators fill at most half the `vector-registers`. It runs after
+tfn-parallelize, so each of its tasks (a range of images or output rows: dynamic sizes, which the one-row tiles
+absorb) is scheduled the same way. A generic this pass does not take (other dtypes, multipliers, filters of one row
+or of more than MAX_TAPS taps, widths and depths no tile divides), or whose schedule does not apply, stays as it is.
 """
 from mlir import ir
 from mlir.dialects import linalg
@@ -21,6 +21,9 @@ from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import match_tagged, named_sequence, try_schedule
 from tfn.passes.walk import collect
 
+# Every tap is unrolled: a big filter (the filter gradient correlates with the whole output gradient, one tap per
+# output pixel) would make a huge function, so those stay on the generic's loops.
+MAX_TAPS = 64
 TAG = "tfn.depthwise"  # on the lowering's generic: [sh, sw, dh, dw, multiplier]
 _ANY = "!transform.any_op"
 
@@ -50,9 +53,11 @@ def tiles(op, vector_bits, vector_registers):
     if sizes is None or _static(op.operands[1], [0, 1, 2]) is None or _static(op.operands[0], [3]) is None:
         return None
     ow, c = sizes
-    kh = _static(op.operands[1], [0])[0]
+    kh, kw = _static(op.operands[1], [0, 1])
     if kh < 2:
         return None  # a filter of one row has no filter-row loop to unroll: LLVM vectorises the generic's loops
+    if kh * kw > MAX_TAPS:
+        return None
     lanes = vector_bits // 32
     ct = next((t for t in (2 * lanes, lanes) if c % t == 0), None)
     if ct is None:
