@@ -314,7 +314,48 @@ def case_conv(fws, cfg):
     if over_eager is not None:
         note += f"; tfn compiled / tfn eager {over_eager:.2f}x"
     return [row("(d) conv 1x200x200x100, 100x3x3", "ms", t, "tfn compiled >= 1.5x faster than tfn eager",
-                over_eager is not None and over_eager >= 1.5, _speedup(t), note), _keras_conv_row(fws, cfg)]
+                over_eager is not None and over_eager >= 1.5, _speedup(t), note), _keras_conv_row(fws, cfg),
+            _depthwise_row(fws, cfg)]
+
+
+def _depthwise_numpy(image, kernel, bias):
+    """SAME depthwise 3 x 3 convolution, multiplier 1: the sum of the 9 shifted, zero-padded images times their taps."""
+    kh, kw = kernel.shape[:2]
+    padded = np.pad(image, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))
+    h, w = image.shape[1:3]
+    out = bias + padded[:, :h, :w] * kernel[0, 0, :, 0]
+    for i in range(kh):
+        for j in range(kw):
+            if i or j:
+                out += padded[:, i:i + h, j:j + w] * kernel[i, j, :, 0]
+    return out
+
+
+def depthwise(ns):
+    """A MobileNet block's depthwise 3 x 3 SAME convolution plus bias in namespace ns."""
+    if ns is np:
+        return _depthwise_numpy
+    nn = getattr(ns, "nn", None)
+    if nn is not None and hasattr(nn, "depthwise_conv2d"):
+        return lambda image, kernel, bias: nn.depthwise_conv2d(image, kernel, [1, 1, 1, 1], "SAME") + bias
+    if ns.__name__.startswith("jax"):
+        import jax  # optional dependency
+        return lambda image, kernel, bias: jax.lax.conv_general_dilated(
+            image, kernel.reshape(3, 3, 1, -1), (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            feature_group_count=image.shape[-1]) + bias
+    raise NotImplementedError("not supported yet")
+
+
+def _depthwise_row(fws, cfg):
+    """(d) depthwise 3 x 3 SAME on 8x56x56x128 (a MobileNet block), with bias: compiled vs eager."""
+    arrays = [rand(8, 56, 56, 128), rand(3, 3, 128, 1), rand(128)]
+    t = measure_all(fws, depthwise, arrays, cfg)
+    over_eager = _speedup(t, over="tfn eager")
+    note = f"{2 * 8 * 56 * 56 * 128 * 9 / 1e6:.0f} MFLOP per call"
+    if over_eager is not None:
+        note += f"; tfn compiled / tfn eager {over_eager:.2f}x"
+    return row("(d) depthwise 8x56x56x128, 3x3 SAME", "ms", t, "tfn compiled >= 1.5x faster than tfn eager",
+               over_eager is not None and over_eager >= 1.5, _speedup(t), note)
 
 
 def _keras_conv_row(fws, cfg):

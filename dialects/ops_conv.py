@@ -161,3 +161,68 @@ define("max_pool2d", ["input"], _max_pool_infer, _max_pool_kernel, POOL_ATTRS, t
 define("max_pool2d_grad", ["input", "grad"], _max_pool_grad_infer, _max_pool_grad_kernel, POOL_ATTRS,
        tf_name="MaxPoolGrad", differentiable=False,
        summary="max_pool2d's input gradient: each window's gradient goes to the window's first maximum")
+
+
+def _depthwise_pads(x_shape, w_shape, attrs):
+    """((top, bottom), (left, right)) of a depthwise convolution whose input height/width are known."""
+    if not attrs["same"]:
+        t, b, left, r = attrs["pads"]
+        return (t, b), (left, r)
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
+    return same_pads(x_shape[1], w_shape[0], sh, dh)[:2], same_pads(x_shape[2], w_shape[1], sw, dw)[:2]
+
+
+def _depthwise_infer(types, attrs):
+    x, w = types
+    op = "DepthwiseConv2dNative"
+    dt = rules.same_dtype(op, types)
+    rules.allowed(op, dt, rules.FLOATS)
+    if x.rank != 4:
+        raise InvalidArgumentError(f"input must be 4-dimensional{pretty(x.shape)} [Op:{op}]")
+    if w.rank != 4:
+        raise InvalidArgumentError(f"filter must be 4-dimensional: {pretty(w.shape)} [Op:{op}]")
+    if x.shape[3] is not None and w.shape[2] is not None and x.shape[3] != w.shape[2]:
+        raise InvalidArgumentError(f"input and filter must have the same depth: {x.shape[3]} vs {w.shape[2]} "
+                                   f"[Op:{op}]")
+    if None in (w.shape[0], w.shape[1], w.shape[3]):
+        raise InvalidArgumentError(f"the filter's spatial size and channel multiplier must be static, got "
+                                   f"{pretty(w.shape)} [Op:{op}]")
+    (sh, sw), (dh, dw), same = attrs["strides"], attrs["dilations"], attrs["same"]
+    t, b, left, r = attrs["pads"]
+    out = []
+    for i, (k, s, d, extra) in enumerate(((w.shape[0], sh, dh, t + b), (w.shape[1], sw, dw, left + r))):
+        size = x.shape[1 + i]
+        if same:
+            out.append(out_size(size, k, s, d, True))
+            continue
+        if size is not None and size + extra < (k - 1) * d + 1:
+            raise InvalidArgumentError(f"Computed output size would be negative: input {pretty(x.shape)}, filter "
+                                       f"{pretty(w.shape)}, padding {attrs['pads']} [Op:{op}]")
+        out.append(out_size(None if size is None else size + extra, k, s, d, False))
+    depth = x.shape[3] if x.shape[3] is not None else w.shape[2]
+    return rules.tensor((x.shape[0], out[0], out[1], None if depth is None else depth * w.shape[3]), dt)
+
+
+def _depthwise_kernel(arrays, attrs):
+    x, w = arrays
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
+    kh, kw, c, m = w.shape
+    (t, b), (left, r) = _depthwise_pads(x.shape, w.shape, attrs)
+    x = np.pad(x, ((0, 0), (t, b), (left, r), (0, 0)))
+    n, h, wd, _ = x.shape
+    oh, ow = out_size(h, kh, sh, dh, False), out_size(wd, kw, sw, dw, False)
+    acc = np.float32 if x.dtype == np.float16 else x.dtype
+    out = np.zeros((n, oh, ow, c, m), acc)
+    for i in range(kh):
+        for j in range(kw):
+            tap = x[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
+            out += tap.astype(acc)[..., None] * w[i, j].astype(acc)
+    return out.reshape(n, oh, ow, c * m).astype(x.dtype)
+
+
+define("depthwise_conv2d", ["input", "filter"], _depthwise_infer, _depthwise_kernel,
+       {"strides": "i64s", "dilations": "i64s", "same": "bool", "pads": "i64s"}, tf_name="DepthwiseConv2dNative",
+       summary="depthwise 2-D convolution of NHWC input with [H, W, in, multiplier] filters: output channel "
+               "c * multiplier + m is input channel c correlated with filter[:, :, c, m]; SAME (TF's split) or "
+               "explicit padding (pads: top, bottom, left, right; VALID is all zeros)",
+       tf_api="nn.depthwise_conv2d")

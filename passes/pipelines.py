@@ -36,6 +36,7 @@ _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg 
         "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
         "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
+        "tfn-vectorize-depthwise",
         "tfn-vectorize-elementwise",
         "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")

@@ -238,6 +238,44 @@ class Conv2D(Layer):
         return self.activation(y)
 
 
+class DepthwiseConv2D(Layer):
+    """Depthwise 2-D convolution of NHWC inputs (tfn.nn.depthwise_conv2d): each input channel is convolved with its
+    own depth_multiplier filters (kernel [kh, kw, in, depth_multiplier]), plus bias, then the activation."""
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"DepthwiseConv2D supports data_format='channels_last' only, got {data_format!r}")
+        if not isinstance(depth_multiplier, int) or depth_multiplier < 1:
+            raise ValueError(f"Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
+                             f"Received depth_multiplier={depth_multiplier}.")
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.strides = _pair(strides, "strides")
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate")
+        self.padding = _padding(padding)
+        self.depth_multiplier = depth_multiplier
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.depthwise_initializer, self.bias_initializer = depthwise_initializer, bias_initializer
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        shape = (*self.kernel_size, channels, self.depth_multiplier)
+        self.kernel = self.add_weight(shape, self.depthwise_initializer, name="kernel")
+        self.bias = (self.add_weight((channels * self.depth_multiplier,), self.bias_initializer, name="bias")
+                     if self.use_bias else None)
+        self.built = True
+
+    def call(self, inputs):
+        y = tf.nn.depthwise_conv2d(inputs, self.kernel, strides=[1, *self.strides, 1], padding=self.padding.upper(),
+                                   dilations=list(self.dilation_rate))
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y)
+
+
 class _Pooling2D(Layer):
     kind = None
 

@@ -1,12 +1,12 @@
 """Gradients of the neural-network ops, written with tfn ops: conv2d's input gradient is a convolution with the
 flipped filters, its filters' gradient one matrix product of the input's patches (im2col) with the output
-gradient; max_pool2d's is one tfn.max_pool2d_grad op."""
+gradient; depthwise_conv2d's are depthwise convolutions themselves; max_pool2d's is one tfn.max_pool2d_grad op."""
 from tfn.core.dispatch import apply
 from tfn.dialects import ops
 from tfn.dialects.ops_conv import out_size, same_pads
 from tfn.gradients.registry import gradient
-from tfn.nn import conv2d
-from tfn.ops import array_ops, fill_ops, linalg_ops
+from tfn.nn import conv2d, depthwise_conv2d
+from tfn.ops import array_ops, fill_ops, linalg_ops, reduction_ops
 
 
 def _pad(x, axis, before, after):
@@ -36,17 +36,18 @@ def _dilate(g, axis, stride):
     return merged[(slice(None),) * axis + (slice(0, (size - 1) * stride + 1),)]
 
 
-def _spatial(x, w, attrs, i):
+def _spatial(x, w, attrs, i, what="conv2d"):
     """(pad before, pad after, output size, effective filter size) of spatial dim i (0: height, 1: width)."""
     size, k = x._shape[1 + i], w._shape[i]
     if size is None:
-        raise NotImplementedError("the gradient of tfn.nn.conv2d needs static spatial input dims, got shape "
+        raise NotImplementedError(f"the gradient of tfn.nn.{what} needs static spatial input dims, got shape "
                                   f"{x.shape}")
     s, d = attrs["strides"][i], attrs["dilations"][i]
     if attrs["same"]:
         before, after, out = same_pads(size, k, s, d)
     else:
-        before, after, out = 0, 0, out_size(size, k, s, d, False)
+        before, after = attrs.get("pads", (0, 0, 0, 0))[2 * i:2 * i + 2]
+        out = out_size(size + before + after, k, s, d, False)
     return before, after, out, (k - 1) * d + 1
 
 
@@ -96,3 +97,38 @@ def _filter_grad(xp, g, w, oh, ow, strides, dilations):
 def _max_pool2d_grad(op, g):
     """Each window's gradient to the window's first maximum (TF's MaxPoolGrad), in one op."""
     return [apply(ops.max_pool2d_grad, [op.inputs[0], g], op.attrs)]
+
+
+@gradient(ops.depthwise_conv2d)
+def _depthwise_conv2d_grad(op, g):
+    x, w = op.inputs
+    attrs = op.attrs
+    kh, kw, c, m = w._shape
+    if c is None:
+        raise NotImplementedError(f"the gradient of tfn.nn.depthwise_conv2d needs a static channel count, got filter "
+                                  f"shape {w.shape}")
+    (pt, pb, oh, eh), (pl, pr, ow, ew) = (_spatial(x, w, attrs, i, "depthwise_conv2d") for i in (0, 1))
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
+    h, wd = x._shape[1], x._shape[2]
+    hp, wp = h + pt + pb, wd + pl + pr
+    dx = df = None
+    if op.needs[1]:
+        # d filter: the padded input with (batch, channel) pairs as channels, correlated with g (the same pairs
+        # as channels, multiplier M) with strides and dilations swapped, then summed over the batch
+        xp = _pad(_pad(x, 1, pt, pb), 2, pl, pr)
+        xs = array_ops.reshape(array_ops.transpose(xp, [1, 2, 0, 3]), [1, hp, wp, -1])
+        gs = array_ops.reshape(array_ops.transpose(array_ops.reshape(g, [-1, oh, ow, c, m]), [1, 2, 0, 3, 4]),
+                               [oh, ow, -1, m])
+        df = depthwise_conv2d(xs, gs, strides=[1, dh, dw, 1], padding="VALID", dilations=[sh, sw])
+        df = reduction_ops.reduce_sum(array_ops.reshape(df[0, :kh, :kw, :], [kh, kw, -1, c, m]), axis=2)
+    if op.needs[0]:
+        # d input: the full correlation of the stride-dilated g with the flipped filter, one output channel per
+        # (c, m), summed over m
+        gd = _dilate(_dilate(g, 1, sh), 2, sw)
+        rh, rw = hp - ((oh - 1) * sh + eh), wp - ((ow - 1) * sw + ew)
+        gp = _pad(_pad(gd, 1, eh - 1, eh - 1 + rh), 2, ew - 1, ew - 1 + rw)
+        flipped = array_ops.reshape(w[::-1, ::-1], [kh, kw, c * m, 1])
+        dxp = depthwise_conv2d(gp, flipped, strides=[1, 1, 1, 1], padding="VALID", dilations=[dh, dw])
+        dxp = reduction_ops.reduce_sum(array_ops.reshape(dxp, [-1, hp, wp, c, m]), axis=4)
+        dx = dxp[:, pt:pt + h, pl:pl + wd, :]
+    return dx, df

@@ -1,4 +1,5 @@
-"""Public neural-network functions (`tfn.nn.conv2d`; pooling, softmax, relu as compositions of tfn ops)."""
+"""Public neural-network functions (`tfn.nn.conv2d`, `tfn.nn.depthwise_conv2d`; pooling, softmax, relu as
+compositions of tfn ops)."""
 import numpy as np
 
 from tfn.core.api import export, op_api
@@ -36,6 +37,43 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         raise ValueError("strides > 1 not supported in conjunction with dilations > 1")
     attrs = {"strides": (sh, sw), "dilations": (dh, dw), "same": padding.upper() == "SAME"}
     return apply(ops.conv2d, [x, w], attrs)
+
+
+def _explicit_pads(padding):
+    """TF's explicit padding [[0, 0], [top, bottom], [left, right], [0, 0]] (NHWC) as (top, bottom, left, right)."""
+    try:
+        pairs = [tuple(int(v) for v in pair) for pair in padding]
+    except (TypeError, ValueError):
+        pairs = None
+    if pairs is None or len(pairs) != 4 or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(f"padding must be 'SAME', 'VALID' or a list of 4 [before, after] pairs of non-negative ints "
+                         f"(NHWC), got {padding!r}")
+    if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+        raise ValueError(f"padding in the batch and depth dimensions must be 0, got {padding!r}")
+    return pairs[1] + pairs[2]
+
+
+@op_api(ops.depthwise_conv2d, exports=("nn.depthwise_conv2d",))
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+    """TF's tf.nn.depthwise_conv2d: NHWC input [batch, height, width, in], filter [height, width, in, multiplier];
+    output channel c * multiplier + m is input channel c correlated with filter[:, :, c, m]. Padding 'SAME',
+    'VALID' or explicit [[0, 0], [top, bottom], [left, right], [0, 0]]; strides [1, sh, sw, 1]; dilations
+    [dh, dw] (strides and dilations both above 1 is an error, as in TF)."""
+    if data_format not in (None, "NHWC"):
+        raise ValueError(f"depthwise_conv2d supports data_format='NHWC' only, got {data_format!r}")
+    if isinstance(padding, str):
+        if padding.upper() not in ("SAME", "VALID"):
+            raise ValueError(f"padding must be 'SAME', 'VALID' or a list of explicit paddings, got {padding!r}")
+        same, pads = padding.upper() == "SAME", (0, 0, 0, 0)
+    else:
+        same, pads = False, _explicit_pads(padding)
+    x, w = tensors(input, filter)
+    sh, sw = _pair(strides, "strides")
+    dh, dw = _pair(1 if dilations is None else dilations, "dilations")
+    if (sh > 1 or sw > 1) and (dh > 1 or dw > 1):
+        raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+    attrs = {"strides": (sh, sw), "dilations": (dh, dw), "same": same, "pads": pads}
+    return apply(ops.depthwise_conv2d, [x, w], attrs)
 
 
 @export("nn.relu")

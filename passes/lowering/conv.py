@@ -1,5 +1,6 @@
 """Lowering of tfn.conv2d: tensor.pad (SAME) + linalg.conv_2d_nhwc_hwcf into a zero fill; of tfn.max_pool2d and
-its gradient tfn.max_pool2d_grad: elementwise linalg.generic ops over the windows' strided taps."""
+its gradient tfn.max_pool2d_grad: elementwise linalg.generic ops over the windows' strided taps; tfn.depthwise_conv2d:
+tensor.pad + a linalg.generic whose innermost loop runs along the channels (see lower_depthwise_conv2d)."""
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
@@ -7,8 +8,21 @@ from mlir.dialects import arith, linalg, tensor
 from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.ops_conv import pool_geometry, same_pads
+from tfn.dialects.types import TensorType
+from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
-from tfn.passes.lowering.common import dim, empty, generic, identity_map, index, lowering, map_elementwise, parallel
+from tfn.passes.lowering.common import (
+    affine_map,
+    dim,
+    empty,
+    generic,
+    identity_map,
+    index,
+    lowering,
+    map_elementwise,
+    parallel,
+    reduction,
+)
 
 
 def _dyn_same_pads(size, k, stride, dilation):
@@ -21,12 +35,18 @@ def _dyn_same_pads(size, k, stride, dilation):
     return before, arith.subi(total, before)
 
 
-def _pad_same(x, tt, kh, kw, strides, dilations):
-    """x zero-padded on H and W as TF's SAME padding wants (static or computed at run time)."""
+def _pad_same(x, tt, kh, kw, strides, dilations, explicit=None):
+    """x zero-padded on H and W as TF's SAME padding wants (static or computed at run time), or by the `explicit`
+    (top, bottom, left, right) pads."""
     low, high, static_low, static_high, shape = [], [], [0, 0, 0, 0], [0, 0, 0, 0], list(tt.shape)
     dyn = ir.ShapedType.get_dynamic_size()
     for axis, k in ((1, kh), (2, kw)):
         stride, dilation = strides[axis - 1], dilations[axis - 1]
+        if explicit is not None:
+            static_low[axis], static_high[axis] = explicit[2 * axis - 2], explicit[2 * axis - 1]
+            if tt.shape[axis] is not None:
+                shape[axis] += static_low[axis] + static_high[axis]
+            continue
         if tt.shape[axis] is None:
             before, after = _dyn_same_pads(dim(x, axis), k, stride, dilation)
             low.append(before)
@@ -176,3 +196,97 @@ def _tap_type(tt, oh, ow):
 
 def _padded_tensor_type(tt, padded_type):
     return ttypes.TensorType((tt.shape[0], padded_type.shape[1], padded_type.shape[2], tt.shape[3]), tt.dtype)
+
+
+@lowering(ops.depthwise_conv2d)
+def lower_depthwise_conv2d(rw):
+    """tfn.depthwise_conv2d(x, w) -> pad(x), then one linalg.generic over (n, oh, ow, kh, kw, k) into a zero fill,
+    k = c * M + m running over the output channels: out[n, oh, ow, k] += x[n, oh s + kh d, ow s + kw d, k floordiv M]
+    * w'[kh, kw, k], w' the filter with its last two dims collapsed. The taps are the middle loops and the channels
+    the innermost one, so the loops convert-linalg-to-loops makes have a unit-stride inner loop over the channels
+    (the filter, the output and, for M = 1, the input) that LLVM vectorises at the target's vector width, and the
+    output row stays in cache while every tap is added into it (linalg's named depthwise op keeps the taps
+    innermost: a scalar reduction per output element)."""
+    x, w = rw.operands
+    tx, tw = rw.in_types
+    out = rw.out
+    strides, dilations = list(rw.attrs["strides"]), list(rw.attrs["dilations"])
+    kh, kw, _, mult = tw.shape
+    if tx.shape[3] is None or tw.shape[2] is None:
+        x, w, tx, tw = _check_depth(rw, x, w, tx, tw, out, mult)
+    x = _pad_same(x, tx, kh, kw, strides, dilations, None if rw.attrs["same"] else list(rw.attrs["pads"]))
+    sizes = []
+    if out.shape[0] is None:
+        sizes.append(dim(x, 0))
+    for axis in (1, 2):
+        if out.shape[axis] is None:
+            sizes.append(_out_len(x, axis, tw, strides, dilations))
+    if out.shape[3] is None:
+        sizes.append(arith.muli(dim(w, 2), index(mult)))
+    init = linalg.fill(s.const(out.dtype, 0), outs=[empty(out, sizes)])
+    if 0 in out.shape or 0 in tx.shape or 0 in tw.shape:
+        return [init]
+    flat = [kh, kw, ir.ShapedType.get_dynamic_size() if tw.shape[2] is None else tw.shape[2] * mult]
+    w2 = tensor.collapse_shape(ir.RankedTensorType.get(flat, ttypes.element_type(tw.dtype)), w,
+                               ir.ArrayAttr.get([ir.ArrayAttr.get([_i64(i) for i in g]) for g in ([0], [1], [2, 3])]))
+    d = [ir.AffineDimExpr.get(i) for i in range(6)]  # n, oh, ow, kh, kw, k
+    (sh, sw), (dh, dw) = strides, dilations
+    channel = d[5] if mult == 1 else ir.AffineFloorDivExpr.get(d[5], ir.AffineConstantExpr.get(mult))
+    x_map = affine_map(6, [d[0], d[1] * sh + d[3] * dh, d[2] * sw + d[4] * dw, channel])
+    w_map = affine_map(6, [d[3], d[4], d[5]])
+    o_map = affine_map(6, [d[0], d[1], d[2], d[5]])
+    # contract: LLVM may fuse the multiply and add into one FMA (one rounding instead of two)
+    contract = ir.Attribute.parse("#arith.fastmath<contract>")
+    result = generic([x, w2], [x_map, w_map], [init], [o_map],
+                     parallel(3) + [reduction(), reduction()] + parallel(1),
+                     lambda a, b, acc: arith.addf(acc, arith.mulf(a, b, fastmath=contract), fastmath=contract))
+    # for tfn-vectorize-depthwise: the convolution's parameters, which the maps hold less readably
+    result[0].owner.attributes["tfn.depthwise"] = ir.DenseI64ArrayAttr.get([sh, sw, dh, dw, mult])
+    return result
+
+
+def _check_depth(rw, x, w, tx, tw, out, mult):
+    """Input and filter depths known only at run time: report a mismatch, and give both operands exactly the
+    output's depth (cut, or zero-padded) so that the convolution never reads out of bounds; (x, w, their types)."""
+    cx, cw = dim(x, 3), dim(w, 2)
+    runtime_errors.report(rw, arith.cmpi(arith.CmpIPredicate.ne, cx, cw), [cx, cw])
+    depth = index(out.shape[3] // mult) if out.shape[3] is not None else cw
+    static = None if out.shape[3] is None else out.shape[3] // mult
+    return (_fit(x, tx, 3, cx, depth, static), _fit(w, tw, 2, cw, depth, static),
+            TensorType(tx.shape[:3] + (static,), tx.dtype), TensorType(tw.shape[:2] + (static, mult), tw.dtype))
+
+
+def _fit(value, tt, axis, size, depth, static):
+    """value with dim `axis` (run-time length `size`) cut to `depth` or zero-padded up to it; that dim typed
+    `static` (None: dynamic)."""
+    dyn = ir.ShapedType.get_dynamic_size()
+    keep = arith.minui(size, depth)
+    shape = [dyn if d is None else d for d in tt.shape]
+    shape[axis] = dyn
+    element = ttypes.element_type(tt.dtype)
+    sizes = [keep if i == axis else dim(value, i) for i in range(tt.rank) if i == axis or tt.shape[i] is None]
+    cut = tensor.extract_slice(ir.RankedTensorType.get(shape, element), value, [], sizes, [], [0] * tt.rank,
+                               shape, [1] * tt.rank)
+    high = [0] * tt.rank
+    high[axis] = dyn
+    pad = tensor.PadOp(ir.RankedTensorType.get(shape, element), cut, [], [arith.subi(depth, keep)], [0] * tt.rank,
+                       high)
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * tt.rank)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(s.const(tt.dtype, 0))
+    if static is None:
+        return pad.result
+    shape[axis] = static
+    return tensor.cast(ir.RankedTensorType.get(shape, element), pad.result)
+
+
+def _format_depth(details, op):
+    cx, cw = details[:2]
+    return f"input and filter must have the same depth: {cx} vs {cw} at run time"
+
+
+runtime_errors.may_fail(ops.depthwise_conv2d, _format_depth)
+
+
+def _i64(i):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)

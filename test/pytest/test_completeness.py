@@ -57,6 +57,8 @@ SAMPLES = {
     "select": (tfn.where, [B, F, G]), "cast": (lambda x: tfn.cast(x, tfn.int32), [F * 3]),
     "matmul": (tfn.matmul, [F, F.T]),
     "conv2d": (lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME"), [F.reshape(1, 2, 3, 1), F.reshape(3, 2, 1, 1)]),
+    "depthwise_conv2d": (lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
+                         [F.reshape(1, 3, 2, 1), F.reshape(2, 1, 1, 3)]),
     "reduce_sum": (lambda x: tfn.reduce_sum(x, axis=1), [F]),
     "reduce_mean": (lambda x: tfn.reduce_mean(x, axis=0, keepdims=True), [F]),
     "reduce_max": (tfn.reduce_max, [F]), "reduce_min": (lambda x: tfn.reduce_min(x, 0), [I]),

@@ -102,6 +102,12 @@ def _cases():
     pools = [(2, 2, "VALID"), (3, 2, "SAME"), (2, 1, "SAME"), (3, 3, "VALID"), ((1, 3), (2, 1), "SAME")]
     cases["max_pool2d"] = [(lambda x, k=k, s=s, p=p: tfn.nn.max_pool2d(x, k, s, p), [rand(2, 5, 6, 3)])
                            for k, s, p in pools]
+    depthwise = conv + [(1, [[0, 0], [1, 2], [0, 1], [0, 0]], 1), (2, [[0, 0], [2, 0], [1, 1], [0, 0]], 1)]
+    cases["depthwise_conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.depthwise_conv2d(x, w, [1, s, s, 1], p,
+                                                                                      dilations=d),
+                                  [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in depthwise]
+    cases["depthwise_conv2d"].append((lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
+                                      [rand(1, 4, 4, 3), rand(3, 3, 3, 1)]))
     return cases
 
 

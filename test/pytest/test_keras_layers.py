@@ -38,6 +38,30 @@ def test_conv2d_matches_reference(padding, strides, dilation):
     np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("padding,strides,dilation,multiplier", [("valid", 1, 1, 1), ("same", 2, 1, 2),
+                                                                   ("same", 1, 2, 1)])
+def test_depthwise_conv2d_matches_reference(padding, strides, dilation, multiplier):
+    layer = L.DepthwiseConv2D(3, strides=strides, padding=padding, depth_multiplier=multiplier,
+                              dilation_rate=dilation, activation="relu")
+    x = rand(2, 7, 6, 3)
+    assert layer(x).shape[-1] == 3 * multiplier
+    assert [tuple(v.shape) for v in layer.weights] == [(3, 3, 3, multiplier), (3 * multiplier,)]
+    k, b = rand(3, 3, 3, multiplier), rand(3 * multiplier)
+    layer.set_weights([k, b])
+    # each output channel c * M + m: a one-channel Conv2D of input channel c with filter k[:, :, c, m]
+    want = np.concatenate([
+        _conv_kernel([x[..., c:c + 1], k[:, :, c:c + 1, m:m + 1]],
+                     {"strides": (strides,) * 2, "dilations": (dilation,) * 2, "same": padding == "same"})
+        for c in range(3) for m in range(multiplier)], axis=-1)
+    np.testing.assert_allclose(layer(x).numpy(), np.maximum(want + b, 0), rtol=1e-4, atol=1e-5)
+    assert L.DepthwiseConv2D(3, use_bias=False).name.startswith("depthwise_conv2d")
+    no_bias = L.DepthwiseConv2D(2, use_bias=False)
+    no_bias(x)
+    assert len(no_bias.weights) == 1
+    with pytest.raises(ValueError, match="depth_multiplier"):
+        L.DepthwiseConv2D(3, depth_multiplier=0)
+
+
 def _pool_reference(x, k, s, same, kind):
     n, h, w, c = x.shape
     if same:

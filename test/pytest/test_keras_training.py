@@ -183,6 +183,21 @@ def test_regression_converges(run_eagerly):
     np.testing.assert_allclose(model.predict(x[:5]), y[:5], atol=0.05)
 
 
+@pytest.mark.parametrize("run_eagerly", [True, False], ids=["eager", "compiled"])
+def test_depthwise_model_learns_its_filter(run_eagerly):
+    """A tiny DepthwiseConv2D model (3 x 3, 2 channels, multiplier 2, SAME) fits data made by a known filter."""
+    tf.random.set_seed(3)
+    x = RNG.standard_normal((64, 6, 6, 2)).astype(np.float32)
+    true_k = RNG.standard_normal((3, 3, 2, 2)).astype(np.float32) * 0.5
+    y = tf.nn.depthwise_conv2d(x, true_k, [1, 1, 1, 1], "SAME").numpy() + 0.1
+    model = K.Sequential([K.Input(shape=(6, 6, 2)), K.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2)])
+    model.compile(optimizer=K.optimizers.Adam(0.05), loss="mse", run_eagerly=run_eagerly)
+    history = model.fit(x, y, batch_size=16, epochs=25, verbose=0)
+    assert history.history["loss"][-1] < 1e-3 < history.history["loss"][0]
+    np.testing.assert_allclose(model.layers[0].kernel.numpy(), true_k, atol=0.03)
+    np.testing.assert_allclose(model.layers[0].bias.numpy(), 0.1, atol=0.03)
+
+
 def _blobs():
     centres = np.array([[2, 2], [-2, 2], [0, -2.5]], np.float32)
     labels = RNG.integers(0, 3, 240)

@@ -195,3 +195,45 @@ def test_a_cache_entry_built_for_one_target_is_not_loaded_for_another(monkeypatc
         paths.append(f.get_concrete_function(x)._executable.source)
     assert paths[0] != paths[1] and paths[0] == paths[2]  # a second native compile hits the first's entry
     assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 2
+
+
+def _depthwise(x, w, x2, w2):
+    return (tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
+            tfn.nn.depthwise_conv2d(x2, w2, [1, 2, 2, 1], "VALID"))
+
+
+@pytest.mark.parametrize("level", ["avx512", "avx2"])
+def test_depthwise_code_for_each_level(monkeypatch, level):
+    """Depthwise convolutions (64 channels, multiplier 1; 24 channels, multiplier 2, stride 2) compiled for AVX2 or
+    AVX-512 equal the NumPy kernel, and the channel loop is vectorised with the level's widest registers."""
+    _needs(level)
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    arrays = [RNG.random(s, dtype=np.float32) - 0.5 for s in ((2, 30, 30, 64), (3, 3, 64, 1), (1, 21, 21, 24),
+                                                               (3, 3, 24, 2))]
+    f = tfn.function(_depthwise)
+    got = f(*arrays)
+    for g, want in zip(got, _depthwise(*[tfn.constant(a) for a in arrays])):
+        assert_close(g.numpy(), want.numpy())
+    concrete = f.get_concrete_function(*arrays)
+    # multiplier 1: tfn-vectorize-depthwise's FMAs on two vectors' worth of channels; multiplier 2: LLVM's loops
+    lanes = 2 * target.current().vector_bits // 32
+    fmas = [line for line in concrete.ir("bufferized").splitlines() if "vector.fma" in line]
+    assert fmas and all(f"x{lanes}xf32>" in line for line in fmas)
+    found = _registers(concrete._executable.source)
+    if found is None or _host().arch != "x86_64":
+        return
+    used = set().union(*found.values())
+    widest = {"avx512": "zmm", "avx2": "ymm"}[level]
+    assert widest in used and (level == "avx512" or "zmm" not in used)
+
+
+def test_depthwise_avx2_and_avx512_code_agree(monkeypatch):
+    _needs("avx512")
+    arrays = [RNG.random(s, dtype=np.float32) - 0.5 for s in ((2, 17, 19, 40), (5, 5, 40, 1), (1, 16, 16, 12),
+                                                               (3, 3, 12, 3))]
+    results = {}
+    for level in ("avx2", "avx512"):
+        monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+        results[level] = [t.numpy() for t in tfn.function(_depthwise)(*arrays)]
+    for got, want in zip(results["avx2"], results["avx512"]):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)

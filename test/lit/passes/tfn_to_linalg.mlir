@@ -232,6 +232,17 @@ func.func @max_pool2d_grad(%x: tensor<1x5x5x2xf32>, %g: tensor<1x3x3x2xf32>) -> 
   // CHECK: tensor.extract_slice %{{.*}}[0, 1, 1, 0] [1, 5, 5, 2] [1, 1, 1, 1] : tensor<1x7x7x2xf32> to tensor<1x5x5x2xf32>
   %0 = "tfn.max_pool2d_grad"(%x, %g) {ksize = array<i64: 3, 3>, strides = array<i64: 2, 2>, same = true} : (tensor<1x5x5x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32>
   return %0 : tensor<1x5x5x2xf32>
+// ---- depthwise_conv2d: one linalg.generic, taps outside the channel loop (more cases: tfn_to_linalg_conv.mlir)
+
+// CHECK-LABEL: func.func @depthwise_conv2d
+func.func @depthwise_conv2d(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x1xf32>) -> tensor<1x6x6x4xf32> {
+  // CHECK: %[[ACC:.*]] = linalg.fill
+  // CHECK: %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<3x3x4x1xf32> into tensor<3x3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%{{.*}}, %[[W]] : {{.*}}) outs(%[[ACC]] : tensor<1x6x6x4xf32>)
+  // CHECK: arith.mulf
+  // CHECK: arith.addf
+  %0 = "tfn.depthwise_conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x4xf32>, tensor<3x3x4x1xf32>) -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
 }
 
 // ---- reductions: linalg.reduce from the identity element

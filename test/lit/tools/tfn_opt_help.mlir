@@ -49,6 +49,9 @@
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
 // OPTS-NEXT: --tfn-polynomial-approximation
 // OPTS: --tfn-to-linalg{{ +}}Lower tfn ops to linalg
+// OPTS-NEXT: --tfn-vectorize-depthwise{{ +}}Depthwise convolutions
+// OPTS-NEXT: {{^ +}}vector-bits=<uint>
+// OPTS-NEXT: {{^ +}}vector-registers=<uint>
 // OPTS-NEXT: --tfn-vectorize-elementwise{{ +}}Tile compute-heavy
 // OPTS-NEXT: {{^ +}}lanes=<uint>{{ +}}f32 lanes of one vector op
 // OPTS: --tfn-vectorize-reductions{{ +}}Rewrite f32 sum

@@ -1,0 +1,34 @@
+// RUN: tfn-opt %s --tfn-to-linalg '--tfn-vectorize-depthwise=vector-bits=512 vector-registers=32' | FileCheck %s
+// RUN: tfn-opt %s --tfn-to-linalg '--tfn-vectorize-depthwise=vector-bits=256 vector-registers=16' | FileCheck %s --check-prefix=AVX2
+// The lowering's tagged generic becomes vector FMAs over the channels: CT = two vectors of lanes (32 for 512-bit
+// vectors, 16 for 256-bit ones), OWT output columns (as many as half the registers hold: 8 and 4 here), one FMA per
+// filter tap with the filter rows unrolled, so the accumulators are read once and written once per tile.
+
+// CHECK-LABEL: func.func @dw
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: vector.transfer_read {{.*}} : tensor<1x14x16x64xf32>, vector<8x32xf32>
+// CHECK-COUNT-9: vector.fma {{.*}} : vector<8x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<1x14x16x64xf32>
+// AVX2-LABEL: func.func @dw
+// AVX2: scf.for {{.*}} step %c4
+// AVX2: scf.for {{.*}} step %c16
+// AVX2-COUNT-9: vector.fma {{.*}} : vector<4x16xf32>
+func.func @dw(%x: tensor<1x16x16x64xf32>, %w: tensor<3x3x64x1xf32>) -> tensor<1x14x16x64xf32> {
+  %0 = "tfn.depthwise_conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x16x16x64xf32>, tensor<3x3x64x1xf32>) -> tensor<1x14x16x64xf32>
+  return %0 : tensor<1x14x16x64xf32>
+}
+
+// Left to LLVM's loop vectoriser: a channel multiplier above 1, channels no vector divides, a dynamic width, a
+// filter of more than 64 taps (each would be unrolled).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-4: linalg.generic {{.*}}tfn.depthwise
+// CHECK-NOT: vector.fma
+func.func @left_alone(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x2xf32>, %y: tensor<1x8x8x12xf32>, %v: tensor<3x3x12x1xf32>, %z: tensor<1x8x?x32xf32>, %u: tensor<3x3x32x1xf32>, %t: tensor<1x16x16x32xf32>, %s: tensor<9x9x32x1xf32>) -> (tensor<1x6x6x8xf32>, tensor<1x6x6x12xf32>, tensor<1x6x?x32xf32>, tensor<1x8x8x32xf32>) {
+  %0 = "tfn.depthwise_conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x6x6x8xf32>
+  %1 = "tfn.depthwise_conv2d"(%y, %v) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x8x12xf32>, tensor<3x3x12x1xf32>) -> tensor<1x6x6x12xf32>
+  %2 = "tfn.depthwise_conv2d"(%z, %u) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x?x32xf32>, tensor<3x3x32x1xf32>) -> tensor<1x6x?x32xf32>
+  %3 = "tfn.depthwise_conv2d"(%t, %s) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x16x16x32xf32>, tensor<9x9x32x1xf32>) -> tensor<1x8x8x32xf32>
+  return %0, %1, %2, %3 : tensor<1x6x6x8xf32>, tensor<1x6x6x12xf32>, tensor<1x6x?x32xf32>, tensor<1x8x8x32xf32>
+}
