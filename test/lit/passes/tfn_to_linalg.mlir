@@ -232,6 +232,8 @@ func.func @max_pool2d_grad(%x: tensor<1x5x5x2xf32>, %g: tensor<1x3x3x2xf32>) -> 
   // CHECK: tensor.extract_slice %{{.*}}[0, 1, 1, 0] [1, 5, 5, 2] [1, 1, 1, 1] : tensor<1x7x7x2xf32> to tensor<1x5x5x2xf32>
   %0 = "tfn.max_pool2d_grad"(%x, %g) {ksize = array<i64: 3, 3>, strides = array<i64: 2, 2>, same = true} : (tensor<1x5x5x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32>
   return %0 : tensor<1x5x5x2xf32>
+}
+
 // ---- depthwise_conv2d: one linalg.generic, taps outside the channel loop (more cases: tfn_to_linalg_conv.mlir)
 
 // CHECK-LABEL: func.func @depthwise_conv2d
