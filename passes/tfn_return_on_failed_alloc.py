@@ -6,8 +6,11 @@ this pass guards, in `guarded_calls` order: runtime_errors.describe names the op
 recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
 `llvm.mlir.zero` of the function's result type: nothing writes through the null pointer, and the runtime, which
 reads the error, frees no buffer of a zeroed result descriptor. Buffers allocated before are not freed (an out-of-
-memory error leaks them). Coroutines (the async runtime's parallel bodies, whose frames are allocated with
-aligned_alloc) are left alone: they cannot simply return, and their allocations are the small per-worker tiles.
+memory error leaks them). Coroutines (the async runtime's tasks, whose frames are allocated with aligned_alloc)
+are left alone: they cannot simply return (a null frame is not checked: a few hundred bytes per task). So are the
+parallel loop bodies async-parallel-for outlines (WORKER_FUNCTIONS), which worker threads run: an error recorded
+here would go to the worker thread's copy of the error channel; tfn-guard-worker-allocs guarded their allocations
+before they were outlined, reporting to the calling thread's slots.
 """
 from mlir import ir
 from mlir.dialects import llvm
@@ -17,6 +20,8 @@ from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 ALLOCATORS = ("malloc", "aligned_alloc")
+# The functions async-parallel-for outlines (upstream names; several loops get suffixes _0, _1, ...).
+WORKER_FUNCTIONS = ("parallel_compute_fn", "async_dispatch_fn")
 
 
 def _callee(op):
@@ -29,7 +34,8 @@ def _is_allocation(op):
 
 
 def _scan(fn):
-    """(whether fn is a coroutine, its allocator calls in pre-order, the type it returns or None): one walk."""
+    """(whether fn is left alone: a coroutine or a worker function, its allocator calls in pre-order, the type it
+    returns or None): one walk."""
     found = {"coroutine": False, "calls": [], "result": None, "returns": False}
 
     def visit(op):
@@ -43,7 +49,8 @@ def _scan(fn):
         return ir.WalkResult.ADVANCE
 
     fn.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found["coroutine"], found["calls"], found["result"]
+    skipped = found["coroutine"] or ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS)
+    return skipped, found["calls"], found["result"]
 
 
 def _ensure_globals(module_op):
@@ -109,7 +116,8 @@ def _guard_block(block, numbered, fail):
 
 
 def guarded_calls(module_op):
-    """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines."""
+    """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines
+    and worker functions."""
     calls = []
     for fn in collect(module_op, lambda op: op.name == "llvm.func"):
         if fn.regions[0].blocks:

@@ -78,7 +78,8 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
         _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-pthread", "-o", wrapper + ".o", wrapper],
              "compiling the C wrapper")
         _run(compiler.driver_link_command(so, [obj, wrapper + ".o"], [], rpath="$ORIGIN",
-                                          extra=["-pthread", "-static-libgcc", "-Wl,--no-undefined", f"-Wl,--version-script={exports}",
+                                          extra=["-pthread", "-static-libgcc", "-Wl,--no-undefined",
+                                                 f"-Wl,--version-script={exports}",
                                                  f"-Wl,-soname,lib{name}.so"]), "linking the library")
         os.makedirs(out_dir, exist_ok=True)
         library, header = os.path.join(out_dir, f"lib{name}.so"), os.path.join(out_dir, f"{name}.h")

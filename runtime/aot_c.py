@@ -5,10 +5,10 @@ dense row-major (C order) arrays of the element type, with the static shapes the
 argument in a memref descriptor (no copy), calls the compiled function's C interface
 `_mlir_ciface_<symbol>(results *, descriptors *...)` (runtime/executable.py: the same convention), copies each
 result into its output buffer and frees the result buffers the compiled code allocated (never a constant's, an
-argument's, or one buffer twice). After the call it reads the error flag (dialects/abi.py): the calling thread's copy, whose address the
-compiled code's `tfn_error_flag_slot()` gives (tfn-thread-local-errors), so threads call the library at once, each
-with its own error; 0 is success;
-otherwise the message is formatted from its template (aot.error_messages) into a thread-local buffer that
+argument's, or one buffer twice). After the call it reads the error flag (dialects/abi.py): the calling thread's
+copy, whose address the compiled code's `tfn_error_flag_slot()` gives (tfn-thread-local-errors), so threads call the
+library at once, each with its own error; 0 is success; otherwise the message is formatted from its template
+(aot.error_messages) into a thread-local buffer that
 `<name>_last_error()` returns, and the TF status code of the error is returned.
 """
 import dataclasses

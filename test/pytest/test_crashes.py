@@ -263,3 +263,60 @@ def test_malloc_returning_null_raises_resource_exhausted():
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == ["(2, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
                                             "allocator cpu", "names the line: True", "[[1.0, 1.0], [1.0, 1.0]]"]
+
+
+_FAILING_MALLOC = """
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* malloc that returns null for blocks of 64 KiB or more asked on a thread other than the main one, once armed */
+static volatile int armed;
+static volatile long failed;
+void tfn_test_arm(int on) { armed = on; }
+long tfn_test_failed(void) { return failed; }
+void *malloc(size_t n) {
+  static void *(*real)(size_t);
+  if (!real) real = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+  if (armed && n >= (64 << 10) && syscall(SYS_gettid) != getpid()) { __sync_fetch_and_add(&failed, 1); return 0; }
+  return real(n);
+}
+"""
+
+
+def test_null_malloc_on_a_worker_thread_reaches_the_caller(tmp_path):
+    """A packed panel of the parallel matmul is allocated by each task, on the async runtime's worker threads: a
+    null malloc there is reported to the calling thread (ResourceExhaustedError naming MatMul), the task stops
+    without writing through it, and the next call is right (tfn-guard-worker-allocs)."""
+    from tfn.runtime import toolchain
+
+    shim = tmp_path / "failing_malloc.so"
+    (tmp_path / "failing_malloc.c").write_text(_FAILING_MALLOC)
+    subprocess.run([toolchain.linker(), "-shared", "-fPIC", "-O1", "-o", str(shim), str(tmp_path / "failing_malloc.c"),
+                    "-ldl"], check=True, capture_output=True, text=True)
+    program = textwrap.dedent("""
+        import ctypes, numpy as np, tfn
+        shim = ctypes.CDLL(None)
+        f = tfn.function(lambda x, y: tfn.matmul(x, y))
+        a = tfn.constant(np.random.default_rng(1).standard_normal((512, 512)).astype(np.float32))
+        want = f(a, a).numpy()
+        shim.tfn_test_arm(1)
+        for _ in range(3):
+            try:
+                f(a, a)
+                print("no error")
+            except tfn.errors.ResourceExhaustedError as e:
+                named = "MatMulV2}} defined at <string>:4" in str(e)
+                print(str(e).splitlines()[0].split(" on ")[0], "| names the line:", named)
+        shim.tfn_test_arm(0)
+        print("worker mallocs failed:", shim.tfn_test_failed() > 0)
+        print("right after:", np.allclose(f(a, a).numpy(), want))
+    """)
+    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["worker mallocs failed: True", "right after: True"], done.stdout
+    assert len(set(lines[:3])) == 1 and lines[0].startswith("OOM when allocating tensor with shape["), done.stdout
+    assert lines[0].endswith("| names the line: True"), done.stdout

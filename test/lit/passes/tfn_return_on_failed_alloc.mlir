@@ -48,3 +48,14 @@ llvm.func @coroutine(%n: i64) -> !llvm.ptr {
   %p = llvm.call @aligned_alloc(%c, %n) : (i64, i64) -> !llvm.ptr
   llvm.return %p : !llvm.ptr
 }
+
+// A loop body async-parallel-for outlined runs on a worker thread: left alone (tfn-guard-worker-allocs guarded it,
+// reporting to the calling thread).
+// CHECK-LABEL: llvm.func @parallel_compute_fn
+// CHECK: llvm.call @malloc
+// CHECK-NOT: llvm.cond_br
+// CHECK: llvm.return
+llvm.func @parallel_compute_fn(%n: i64) {
+  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  llvm.return
+}
