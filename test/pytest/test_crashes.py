@@ -320,3 +320,38 @@ def test_null_malloc_on_a_worker_thread_reaches_the_caller(tmp_path):
     assert lines[-2:] == ["worker mallocs failed: True", "right after: True"], done.stdout
     assert len(set(lines[:3])) == 1 and lines[0].startswith("OOM when allocating tensor with shape["), done.stdout
     assert lines[0].endswith("| names the line: True"), done.stdout
+
+
+def test_repeated_null_mallocs_free_what_was_allocated_before():
+    """A failed allocation frees the buffers the function allocated before it (here the concat's 8 MiB, which it
+    would return): under an address-space limit, twenty failed calls leave the resident memory where it was (it
+    grew by 160 MiB when they leaked)."""
+    program = textwrap.dedent("""
+        import resource, tfn
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+        spec = tfn.TensorSpec([None], tfn.float32)
+        @tfn.function(input_signature=[spec, spec])
+        def f(a, b):
+            t = tfn.concat([a, a], 0)
+            return t[:, None] * b[None, :], t
+        print(f(tfn.ones([2]), tfn.ones([3]))[0].shape)
+        a, b = tfn.ones([2 ** 20]), tfn.ones([2 ** 11])
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        def fail():
+            try:
+                f(a, b)  # 16 GiB
+            except tfn.errors.ResourceExhaustedError as e:
+                return str(e).splitlines()[0]
+        print(fail())
+        fail()
+        before = rss()
+        for _ in range(20):
+            fail()
+        print("grew less than 40 MiB:", rss() - before < 40)
+        print(f(tfn.ones([2]), tfn.ones([1]))[1].numpy().tolist())
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["(4, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
+                                        "allocator cpu", "grew less than 40 MiB: True", "[1.0, 1.0, 1.0, 1.0]"]
