@@ -6,13 +6,13 @@ this pass guards, in `guarded_calls` order: runtime_errors.describe names the op
 recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
 `llvm.mlir.zero` of the function's result type: nothing writes through the null pointer, and the runtime, which
 reads the error, frees no buffer of a zeroed result descriptor. Before returning, it frees the buffers the function
-allocated before that are certainly still allocated there (passes/live_buffers.py: their call dominates this one
-and no free of them, or of a buffer it cannot trace, lies between); a buffer it cannot prove so (one freed on some
-path only, or carried through a loop) is leaked, never freed twice. Coroutines (the async runtime's tasks, whose
-frames are allocated with aligned_alloc) are left alone: they cannot simply return (a null frame is not checked: a few hundred bytes per task). So are the
-parallel loop bodies async-parallel-for outlines (WORKER_FUNCTIONS), which worker threads run: an error recorded
-here would go to the worker thread's copy of the error channel; tfn-guard-worker-allocs guarded their allocations
-before they were outlined, reporting to the calling thread's slots.
+allocated before that are certainly still allocated there (passes/live_buffers.py: their call dominates this one and
+no free of them, or of a buffer it cannot trace, lies between); a buffer it cannot prove so (one freed on some path
+only, or carried through a loop) is leaked, never freed twice. Coroutines (the async runtime's tasks, whose frames
+are allocated with aligned_alloc) are left alone: they cannot simply return (a null frame is not checked: a few
+hundred bytes per task). So are the parallel loop bodies async-parallel-for outlines (WORKER_FUNCTIONS), which
+worker threads run: an error recorded here would go to the worker thread's copy of the error channel; tfn-guard-
+worker-allocs guarded their allocations before they were outlined, reporting to the calling thread's slots.
 """
 from mlir import ir
 from mlir.dialects import llvm
