@@ -355,3 +355,21 @@ def test_repeated_null_mallocs_free_what_was_allocated_before():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["(4, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
                                         "allocator cpu", "grew less than 40 MiB: True", "[1.0, 1.0, 1.0, 1.0]"]
+
+
+def test_oom_names_the_op_whose_result_the_buffer_holds():
+    """A fused chain allocates its last result: `a[:, None] * b` too big names the Mul, not the StridedSlice that
+    comes first on the line; the run-time shape's buffer of tfn.zeros is its internal Range temporary, named so."""
+    spec = tfn.TensorSpec([None], tfn.float32)
+    outer = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[spec, spec])
+    with pytest.raises(ResourceExhaustedError) as e:
+        outer(tfn.ones([2 ** 20]), tfn.ones([2 ** 20]))
+    first, node = str(e.value).splitlines()[:2]
+    assert first.startswith("OOM when allocating tensor with shape[1048576,1048576] and type float32"), first
+    assert "{{node Multiply}} defined at " + __file__ in node, node
+    zeros = tfn.function(lambda s: tfn.zeros(s))
+    with pytest.raises(ResourceExhaustedError) as e:
+        zeros(tfn.constant([2 ** 40, 2 ** 20]))
+    first, node = str(e.value).splitlines()[:2]
+    assert first.startswith("OOM when allocating tensor with shape[1099511627776] and type int64"), first
+    assert "{{node Range}} defined at " + __file__ in node, node
