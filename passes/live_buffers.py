@@ -3,16 +3,19 @@
 tfn-return-on-failed-alloc frees them when that later allocation fails, so that an out-of-memory error leaks
 nothing. A buffer is the result of an allocator call j; it is freed by a call of `free` (or `realloc`) whose pointer
 traces back to j through the memref descriptor (extractvalue/insertvalue of position 0: the allocated pointer).
-Buffer j is live at allocation k when
-- j dominates k (so its pointer is defined there: a block of the function that ends in `free(j)` may use it), and
-- no path from j to k that does not run j again passes a free of j, nor a free whose pointer cannot be traced (a
-  buffer carried by a block argument: it might be j's).
-The answer errs on the safe side only: a buffer it cannot prove live is left alone (leaked on that error), never
-freed twice. The function must be flat (LLVM dialect: one region, no nested regions).
+Buffer j is live at allocation k when on every path from the function's entry to k, j ran and since then no free
+of j ran, nor a free whose pointer cannot be traced (a buffer carried by a block argument: it might be j's) — a
+forward must-analysis over the blocks with bit sets. Such a j dominates k, so a block that k's failure branches to
+may use its pointer. At most MOST buffers are named per allocation. The answer errs on the safe side only: a buffer
+it cannot prove live is left alone (leaked on that error), never freed twice. The function must be flat (LLVM
+dialect: one region, no nested regions).
 """
 from mlir import ir
 
 FREES = ("free", "realloc")
+# At most this many buffers (the latest allocated) are named live at one allocation: the frees emitted grow with the
+# product of allocations and live buffers; past it, an out-of-memory error leaks the older ones.
+MOST = 16
 
 
 def _callee(op):
@@ -43,95 +46,14 @@ def _origin(value, allocations):
     return None
 
 
-def _dominators(succs):
-    """The immediate dominator of each block (index; the entry is 0), None for blocks the entry does not reach."""
-    order, seen, stack = [], {0}, [(0, iter(succs[0]))]
-    while stack:  # post-order
-        b, it = stack[-1]
-        nxt = next((s for s in it if s not in seen), None)
-        if nxt is None:
-            order.append(b)
-            stack.pop()
-        else:
-            seen.add(nxt)
-            stack.append((nxt, iter(succs[nxt])))
-    rank = {b: i for i, b in enumerate(order)}
-    preds = {b: [] for b in order}
-    for b in order:
-        for s in succs[b]:
-            preds[s].append(b)
-    idom = {0: 0}
-    changed = True
-    while changed:  # Cooper, Harvey and Kennedy
-        changed = False
-        for b in reversed(order):
-            if b == 0:
-                continue
-            new = None
-            for p in preds[b]:
-                if p not in idom:
-                    continue
-                if new is None:
-                    new = p
-                    continue
-                x, y = p, new
-                while x != y:
-                    while rank[x] < rank[y]:
-                        x = idom[x]
-                    while rank[y] < rank[x]:
-                        y = idom[y]
-                new = x
-            if idom.get(b) != new:
-                idom[b] = new
-                changed = True
-    return idom
-
-
-def _dominates(idom, a, b):
-    """Whether block a dominates block b."""
-    if b not in idom:
-        return False
-    while True:
-        if b == a:
-            return True
-        if b == 0:
-            return False
-        b = idom[b]
-
-
-def _reach(starts, stop, succs, lengths):
-    """{block: [(lo, hi)]}: the op positions some path reaches from a point of `starts` ((block, position): the
-    positions after it) without running past point `stop` (it may reach `stop` itself)."""
-    reached = {}
-    work = []
-
-    def enter(b, lo):
-        if b == stop[0] and lo <= stop[1]:
-            reached.setdefault(b, []).append((lo, stop[1]))
-            return
-        reached.setdefault(b, []).append((lo, lengths[b] - 1))
-        work.extend(succs[b])
-
-    for b, i in starts:
-        enter(b, i + 1)
-    entered = set()
-    while work:
-        b = work.pop()
-        if b not in entered:
-            entered.add(b)
-            enter(b, 0)
-    return reached
-
-
 def live_buffers(fn, is_allocation):
     """{k: [the results of the allocator calls j live at the k-th allocator call]} (calls numbered in block order,
     those that is_allocation(op) accepts) of LLVM function `fn`."""
     blocks = list(fn.regions[0].blocks)
     index = {b: i for i, b in enumerate(blocks)}
-    succs, lengths, allocs, frees = [], [], [], []
+    succs, allocs, frees = [], [], []
     for bi, block in enumerate(blocks):
         ops = list(block.operations)
-        lengths.append(len(ops))
         succs.append([index[s] for s in ops[-1].successors] if ops else [])
         for oi, op in enumerate(ops):
             if is_allocation(op):
@@ -141,19 +63,62 @@ def live_buffers(fn, is_allocation):
     if len(allocs) < 2:
         return {}
     numbered = {op.operation: j for j, (_, _, op) in enumerate(allocs)}
-    freed = [(bi, oi, _origin(op.operands[0], numbered)) for bi, oi, op in frees]
-    idom = _dominators(succs)
+    # per block, its events in order: ("alloc", j) or ("free", j or None)
+    events = [[] for _ in blocks]
+    for j, (bi, oi, _) in enumerate(allocs):
+        events[bi].append((oi, True, j))
+    for bi, oi, op in frees:
+        events[bi].append((oi, False, _origin(op.operands[0], numbered)))
+    for e in events:
+        e.sort()
+
+    def through(bi, state, at=None):
+        """The bit set of live buffers after block bi entered with `state` ({k: state at allocation k} into `at`)."""
+        for _, is_alloc, j in events[bi]:
+            if is_alloc:
+                if at is not None:
+                    at[j] = state
+                state |= 1 << j
+            elif j is None:
+                state = 0  # a free of a buffer that cannot be traced: it may be any
+            else:
+                state &= ~(1 << j)
+        return state
+
+    preds = [[] for _ in blocks]
+    order, seen, stack = [], {0}, [0]
+    while stack:
+        b = stack.pop()
+        order.append(b)
+        for c in succs[b]:
+            preds[c].append(b)
+            if c not in seen:
+                seen.add(c)
+                stack.append(c)
+    everything = (1 << len(allocs)) - 1
+    out = {b: everything for b in order}
+    into = {0: 0}
+    changed = True
+    while changed:  # must-be-live: every path from the entry allocated it and freed it since on none
+        changed = False
+        for b in order:
+            state = 0 if b == 0 else everything
+            for p in preds[b]:
+                state &= out[p]
+            into[b] = state
+            new = through(b, state)
+            if new != out[b]:
+                out[b], changed = new, True
+    at = {}
+    for b in order:
+        through(b, into[b], at)
     live = {}
-    for j, (bj, ij, call) in enumerate(allocs):
-        later = [(k, bk, ik) for k, (bk, ik, _) in enumerate(allocs)
-                 if k != j and (ij < ik if bk == bj else _dominates(idom, bj, bk))]
-        if not later:
-            continue
-        after = _reach([(bj, ij)], (bj, ij), succs, lengths)
-        freeing = [(bf, i) for bf, i, origin in freed if origin in (j, None)
-                   and any(lo <= i <= hi for lo, hi in after.get(bf, ()))]
-        tainted = _reach(freeing, (bj, ij), succs, lengths) if freeing else {}
-        for k, bk, ik in later:
-            if not any(lo <= ik <= hi for lo, hi in tainted.get(bk, ())):
-                live.setdefault(k, []).append(call.results[0])
+    for k, state in at.items():
+        found = []
+        while state and len(found) < MOST:  # the latest first
+            j = state.bit_length() - 1
+            found.append(allocs[j][2].results[0])
+            state &= ~(1 << j)
+        if found:
+            live[k] = found
     return live
