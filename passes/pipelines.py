@@ -41,7 +41,8 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
-        "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-hoist-error-slots", "tfn-lower-vector-ops",
+        "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-guard-worker-allocs", "tfn-hoist-error-slots",
+        "tfn-lower-vector-ops",
         "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}", "tfn-async-parallel",
         *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",

@@ -5,7 +5,7 @@ included, is replaced by one get_global at the start of the function's entry blo
 (tfn-thread-local-errors): that one address is the calling thread's copy, and the bodies of parallel loops, which
 tfn-async-parallel outlines into functions the worker threads run, receive it as a captured value, so an error found
 on a worker thread is reported to the thread that made the call. Run before tfn-async-parallel, after every pass
-that reports errors (tfn-check-allocs).
+that reports errors (tfn-check-allocs, tfn-guard-worker-allocs).
 """
 from mlir import ir
 from mlir.dialects import memref

@@ -5,18 +5,26 @@ null result branches to a new block that records ALLOC_FAILED with details [-1, 
 this pass guards, in `guarded_calls` order: runtime_errors.describe names the op from it) unless an error was
 recorded already (tfn-check-allocs records the op's own error first for a size past memory), and returns
 `llvm.mlir.zero` of the function's result type: nothing writes through the null pointer, and the runtime, which
-reads the error, frees no buffer of a zeroed result descriptor. Buffers allocated before are not freed (an out-of-
-memory error leaks them). Coroutines (the async runtime's parallel bodies, whose frames are allocated with
-aligned_alloc) are left alone: they cannot simply return, and their allocations are the small per-worker tiles.
+reads the error, frees no buffer of a zeroed result descriptor. Before returning, it frees the buffers the function
+allocated before that are certainly still allocated there (passes/live_buffers.py: their call dominates this one and
+no free of them, or of a buffer it cannot trace, lies between); a buffer it cannot prove so (one freed on some path
+only, or carried through a loop) is leaked, never freed twice. Coroutines (the async runtime's tasks, whose frames
+are allocated with aligned_alloc) are left alone: they cannot simply return (a null frame is not checked: a few
+hundred bytes per task). So are the parallel loop bodies async-parallel-for outlines (WORKER_FUNCTIONS), which
+worker threads run: an error recorded here would go to the worker thread's copy of the error channel; tfn-guard-
+worker-allocs guarded their allocations before they were outlined, reporting to the calling thread's slots.
 """
 from mlir import ir
 from mlir.dialects import llvm
 
 from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
+from tfn.passes.live_buffers import live_buffers
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 ALLOCATORS = ("malloc", "aligned_alloc")
+# The functions async-parallel-for outlines (upstream names; several loops get suffixes _0, _1, ...).
+WORKER_FUNCTIONS = ("parallel_compute_fn", "async_dispatch_fn")
 
 
 def _callee(op):
@@ -29,7 +37,8 @@ def _is_allocation(op):
 
 
 def _scan(fn):
-    """(whether fn is a coroutine, its allocator calls in pre-order, the type it returns or None): one walk."""
+    """(whether fn is left alone: a coroutine or a worker function, its allocator calls in pre-order, the type it
+    returns or None): one walk."""
     found = {"coroutine": False, "calls": [], "result": None, "returns": False}
 
     def visit(op):
@@ -43,7 +52,8 @@ def _scan(fn):
         return ir.WalkResult.ADVANCE
 
     fn.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found["coroutine"], found["calls"], found["result"]
+    skipped = found["coroutine"] or ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS)
+    return skipped, found["calls"], found["result"]
 
 
 def _ensure_globals(module_op):
@@ -79,9 +89,9 @@ def _failure_block(fn, result_type, loc):
     return block
 
 
-def _check(call, k, fail, rest):
-    """Emit at the end of call's block: `cond_br (result == null && size != 0), ^fail(size, k), ^rest`; returns the
-    ops emitted."""
+def _check(call, k, fail, rest, live):
+    """Emit at the end of call's block: `cond_br (result == null && size != 0), ^fail(size, k), ^rest`, through a
+    block that frees the buffers `live` (pointers) first if there are any; returns the ops emitted in call's block."""
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(call.operation.block), call.location:
         null = llvm.mlir_zero(ir.Type.parse("!llvm.ptr"))
@@ -91,11 +101,19 @@ def _check(call, k, fail, rest):
         nonempty = llvm.icmp(llvm.ICmpPredicate.ne, size, zero)  # malloc(0) may give null
         failed = llvm.and_(is_null, nonempty)
         which = llvm.mlir_constant(ir.IntegerAttr.get(i64, k))
-        branch = llvm.cond_br(failed, [size, which], [], fail, rest)
+        if live:
+            freeing = rest.create_before()
+            with ir.InsertionPoint(freeing):
+                for pointer in live:
+                    llvm.call(None, [pointer], [], ir.DenseI32ArrayAttr.get([]), callee="free")
+                llvm.br([size, which], fail)
+            branch = llvm.cond_br(failed, [], [], freeing, rest)
+        else:
+            branch = llvm.cond_br(failed, [size, which], [], fail, rest)
     return [v.owner for v in (null, zero, is_null, nonempty, failed, which)] + [branch]
 
 
-def _guard_block(block, numbered, fail):
+def _guard_block(block, numbered, fail, live):
     """Split `block` after each of its allocator calls (numbered: [(k, call)] in block order), last first, so that
     each op moves once: the ops after a call go to a new block its null check branches to."""
     ops = list(block.operations)
@@ -105,11 +123,12 @@ def _guard_block(block, numbered, fail):
         rest = block.create_after()
         for op in ops[i + 1:end] + emitted:
             rest.append(op)
-        emitted, end = _check(call, k, fail, rest), i + 1
+        emitted, end = _check(call, k, fail, rest, live.get(k, [])), i + 1
 
 
 def guarded_calls(module_op):
-    """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines."""
+    """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines
+    and worker functions."""
     calls = []
     for fn in collect(module_op, lambda op: op.name == "llvm.func"):
         if fn.regions[0].blocks:
@@ -120,7 +139,7 @@ def guarded_calls(module_op):
 
 @register("tfn-return-on-failed-alloc", "Return zeroed results from a function when its malloc returns null")
 def run(module_op):
-    k = 0
+    k, freeing = 0, False
     for fn in collect(module_op, lambda op: op.name == "llvm.func"):
         if not fn.regions[0].blocks:
             continue
@@ -128,6 +147,8 @@ def run(module_op):
         if coroutine or not calls:
             continue
         fail = _failure_block(fn, result_type, fn.location)
+        first = k
+        live = {first + j: buffers for j, buffers in live_buffers(fn, _is_allocation).items()}
         groups = []  # [(block, [(k, call)])] in order
         for call in calls:
             block = call.operation.block
@@ -136,6 +157,10 @@ def run(module_op):
             groups[-1][1].append((k, call))
             k += 1
         for block, numbered in groups:
-            _guard_block(block, numbered, fail)
+            _guard_block(block, numbered, fail, live)
+            freeing |= any(live.get(n) for n, _ in numbered)
     if k:
         _ensure_globals(module_op)
+    if freeing and "free" not in ir.SymbolTable(module_op):
+        with ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]), module_op.location:
+            llvm.LLVMFuncOp("free", ir.TypeAttr.get(ir.Type.parse("!llvm.func<void (ptr)>")))

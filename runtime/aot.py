@@ -8,9 +8,10 @@ What the library needs at run time is libc and libm only, which the link checks 
 - the code runs on one thread: tfn's worker threads are MLIR's async runtime, whose library needs LLVM's;
 - the one MLIR runner-utils function lowered code calls, memrefCopy, is defined by the wrapper;
 - code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
-- the error channel's globals (dialects/abi.py) are one per library: where the code has them, the entry point
-  holds a mutex from the call to reading the flag, so threads may call it at once (one call runs at a time; a
-  thread-local flag would need emulated TLS, which the JIT that generates the object code cannot materialise);
+- the error channel (dialects/abi.py) is thread-local (tfn-thread-local-errors): the entry point reads the calling
+  thread's copy through the code's `tfn_error_flag_slot()`, so threads call the library at once, each with its own
+  error. The object code's thread-local storage is emulated (`__emutls_get_address`): libgcc is linked statically
+  (`-static-libgcc`), its emutls routine goes into the library, which needs no libgcc_s;
 - only the entry point and `<name>_last_error` are exported (a version script): two libraries can be linked into
   one program.
 """
@@ -77,7 +78,8 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
         _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-pthread", "-o", wrapper + ".o", wrapper],
              "compiling the C wrapper")
         _run(compiler.driver_link_command(so, [obj, wrapper + ".o"], [], rpath="$ORIGIN",
-                                          extra=["-pthread", "-Wl,--no-undefined", f"-Wl,--version-script={exports}",
+                                          extra=["-pthread", "-static-libgcc", "-Wl,--no-undefined",
+                                                 f"-Wl,--version-script={exports}",
                                                  f"-Wl,-soname,lib{name}.so"]), "linking the library")
         os.makedirs(out_dir, exist_ok=True)
         library, header = os.path.join(out_dir, f"lib{name}.so"), os.path.join(out_dir, f"{name}.h")

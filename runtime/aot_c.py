@@ -5,15 +5,16 @@ dense row-major (C order) arrays of the element type, with the static shapes the
 argument in a memref descriptor (no copy), calls the compiled function's C interface
 `_mlir_ciface_<symbol>(results *, descriptors *...)` (runtime/executable.py: the same convention), copies each
 result into its output buffer and frees the result buffers the compiled code allocated (never a constant's, an
-argument's, or one buffer twice). After the call it reads the library's error flag (dialects/abi.py; a mutex holds
-the calls of a library that has one to one at a time, from resetting the flag to reading it): 0 is success;
-otherwise the message is formatted from its template (aot.error_messages) into a thread-local buffer that
+argument's, or one buffer twice). After the call it reads the error flag (dialects/abi.py): the calling thread's
+copy, whose address the compiled code's `tfn_error_flag_slot()` gives (tfn-thread-local-errors), so threads call the
+library at once, each with its own error; 0 is success; otherwise the message is formatted from its template
+(aot.error_messages) into a thread-local buffer that
 `<name>_last_error()` returns, and the TF status code of the error is returned.
 """
 import dataclasses
 
 from tfn.dialects import dtypes
-from tfn.dialects.abi import DETAIL_LEN
+from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.types import TensorType
 
 C_TYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -223,9 +224,8 @@ def wrapper_source(spec):
     params = (["tfn_results *"] if results else []) + [f"tfn_memref{t.rank} *" for t in spec.in_types]
     lines.append(f"extern void _mlir_ciface_{spec.symbol}({', '.join(params) or 'void'});")
     if spec.has_errors:
-        lines += ["#include <pthread.h>", "extern int32_t tfn_error_flag;",
-                  f"extern int64_t tfn_error_detail[{DETAIL_LEN}];",
-                  "static pthread_mutex_t tfn_lock = PTHREAD_MUTEX_INITIALIZER;"]
+        lines += [f"extern int32_t *{SLOT_FUNCTIONS[ERROR_FLAG]}(void);",
+                  f"extern int64_t *{SLOT_FUNCTIONS[ERROR_DETAIL]}(void);"]
     lines.append(_SUPPORT.replace("MESSAGE_LEN", str(MESSAGE_LEN)).replace("NAME", spec.name)
                  .replace("SENTINEL", hex(_GLOBAL_SENTINEL)))
     if spec.has_errors:
@@ -283,12 +283,12 @@ def _entry_source(spec):
         out.append("  tfn_results tfn_r;")
         out.append("  memset(&tfn_r, 0, sizeof tfn_r);")
     if spec.has_errors:
-        out += ["  pthread_mutex_lock(&tfn_lock);", "  tfn_error_flag = 0;"]
+        out += [f"  int32_t *tfn_flag = {SLOT_FUNCTIONS[ERROR_FLAG]}();", "  *tfn_flag = 0;"]
     out.append(f"  _mlir_ciface_{spec.symbol}({', '.join(args)});")
-    out.append("  int32_t tfn_code = " + ("tfn_error_flag;" if spec.has_errors else "0;"))
+    out.append("  int32_t tfn_code = " + ("*tfn_flag;" if spec.has_errors else "0;"))
     if spec.has_errors:
-        out += [f"  int64_t tfn_details[{DETAIL_LEN}];", "  memcpy(tfn_details, tfn_error_detail, sizeof tfn_details);",
-                "  tfn_error_flag = 0;", "  pthread_mutex_unlock(&tfn_lock);"]
+        out += [f"  int64_t tfn_details[{DETAIL_LEN}];",
+                f"  memcpy(tfn_details, {SLOT_FUNCTIONS[ERROR_DETAIL]}(), sizeof tfn_details);", "  *tfn_flag = 0;"]
     out.append("  if (tfn_code == 0) {")
     for i, r in enumerate(spec.outputs):
         item = f"sizeof(*out{i})"

@@ -193,6 +193,62 @@ def _with_op(message, op, function_name):
     return cls(text) if cls is not None and issubclass(cls, OpError) else text
 
 
+def _file_locations(loc, found):
+    """Every `(file, line, col)` inside a location (a fused location, of a fused kernel, holds its ops')."""
+    if loc.is_a_file():
+        found.append((loc.filename, loc.start_line, loc.start_col))
+    elif loc.is_a_name():
+        _file_locations(loc.child_loc, found)
+    elif loc.is_a_callsite():
+        _file_locations(loc.callee, found)
+    elif loc.is_a_fused():
+        for child in loc.locations:
+            _file_locations(child, found)
+    return found
+
+
+def _allocating_op(module_op, site, dims):
+    """The traced module's tfn op whose result allocation `site` (a memref.alloc of stage `bufferized`, or a malloc
+    call of stage `llvm`) most likely holds, or None: among the ops at the site's locations, one whose result has
+    its rank, element width and the known sizes `dims` (a memref.alloc), then one whose result leaves that group
+    of ops (a fused chain allocates its last result, not the inputs it read: `a[:, None] * b` is the Mul, not the
+    StridedSlice), then the last."""
+    if site is None:
+        return None
+    wheres = _file_locations(site.location, [])
+    ops = [t for t in tfn_ops(module_op) if file_location(t.location) in wheres]
+    if not ops:
+        return None
+    shape = ir.MemRefType(site.result.type) if site.name == "memref.alloc" else None
+
+    def fits(t):
+        if shape is None or not t.results or not isinstance(t.results[0].type, ir.RankedTensorType):
+            return False
+        tensor = ir.RankedTensorType(t.results[0].type)
+        if tensor.rank != shape.rank or _width(tensor.element_type) != _width(shape.element_type):
+            return False
+        return all(ir.ShapedType.is_dynamic_size(s) or d is None or s == d
+                   for s, d in zip(tensor.shape, list(dims or []) + [None] * tensor.rank))
+
+    def leaves(t):
+        return any(not any(use.owner == o.operation for o in ops) for r in t.results for use in r.uses)
+
+    return max(reversed(ops), key=lambda t: (fits(t), leaves(t)))
+
+
+def _width(element_type):
+    """Bytes of an element as a buffer holds it (an i1 tensor is a buffer of bytes: tfn-widen-bool-memrefs)."""
+    width = getattr(element_type, "width", None)
+    if width is None:
+        for cls in (ir.IntegerType, ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type):
+            if isinstance(element_type, cls):
+                width = cls(element_type).width
+                break
+    if isinstance(element_type, ir.IndexType):
+        width = 64
+    return max(((width or 64) + 7) // 8, 1)
+
+
 def _describe_alloc(module_op, details, function_name, lower):
     """ResourceExhaustedError for ALLOC_FAILED: details [ordinal, dims...] (tfn-check-allocs: the k-th memref.alloc
     of stage `bufferized`, its shape) or [-1, bytes, k] (tfn-return-on-failed-alloc: the k-th malloc it guards in
@@ -211,8 +267,7 @@ def _describe_alloc(module_op, details, function_name, lower):
     else:
         sites = collect(lowered.operation, lambda op: op.name == "memref.alloc")
     site = sites[ordinal] if 0 <= ordinal < len(sites) else None
-    where = file_location(site.location) if site is not None else None
-    op = next((t for t in tfn_ops(module_op) if where is not None and file_location(t.location) == where), None)
+    op = _allocating_op(module_op, site, None if by_malloc else details[1:])
     tt = types.TensorType.from_mlir(op.results[0].type) if op is not None and op.results else None
     if by_malloc:
         size = details[1] if len(details) > 1 else "?"

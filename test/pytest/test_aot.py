@@ -166,6 +166,21 @@ def test_run_time_error_returns_its_code_and_message(pick_lib):
 
 
 @needs_cc
+def test_library_with_an_error_channel_needs_only_libc_and_no_lock(pick_lib):
+    """The thread-local error channel's emulated TLS comes from libgcc.a (linked in), not libgcc_s; calls are not
+    serialised by a lock: each thread reads its own flag through tfn_error_flag_slot()."""
+    lib, _ = pick_lib
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("no readelf")
+    needed = subprocess.run([readelf, "-d", lib.library], capture_output=True, text=True, check=True).stdout
+    libs = [line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line]
+    assert libs and all(n.startswith(("libc.so", "libm.so", "libpthread.so", "ld-linux")) for n in libs), libs
+    symbols = subprocess.run([readelf, "--syms", "-W", lib.library], capture_output=True, text=True).stdout
+    assert "__emutls_get_address" in symbols and " tfn_lock" not in symbols  # the wrapper once had one
+
+
+@needs_cc
 def test_threads_calling_at_once_get_their_own_results(pick_lib):
     lib, tmp = pick_lib
     source = """

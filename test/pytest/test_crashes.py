@@ -263,3 +263,113 @@ def test_malloc_returning_null_raises_resource_exhausted():
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == ["(2, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
                                             "allocator cpu", "names the line: True", "[[1.0, 1.0], [1.0, 1.0]]"]
+
+
+_FAILING_MALLOC = """
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* malloc that returns null for blocks of 64 KiB or more asked on a thread other than the main one, once armed */
+static volatile int armed;
+static volatile long failed;
+void tfn_test_arm(int on) { armed = on; }
+long tfn_test_failed(void) { return failed; }
+void *malloc(size_t n) {
+  static void *(*real)(size_t);
+  if (!real) real = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+  if (armed && n >= (64 << 10) && syscall(SYS_gettid) != getpid()) { __sync_fetch_and_add(&failed, 1); return 0; }
+  return real(n);
+}
+"""
+
+
+def test_null_malloc_on_a_worker_thread_reaches_the_caller(tmp_path):
+    """A packed panel of the parallel matmul is allocated by each task, on the async runtime's worker threads: a
+    null malloc there is reported to the calling thread (ResourceExhaustedError naming MatMul), the task stops
+    without writing through it, and the next call is right (tfn-guard-worker-allocs)."""
+    from tfn.runtime import toolchain
+
+    shim = tmp_path / "failing_malloc.so"
+    (tmp_path / "failing_malloc.c").write_text(_FAILING_MALLOC)
+    subprocess.run([toolchain.linker(), "-shared", "-fPIC", "-O1", "-o", str(shim), str(tmp_path / "failing_malloc.c"),
+                    "-ldl"], check=True, capture_output=True, text=True)
+    program = textwrap.dedent("""
+        import ctypes, numpy as np, tfn
+        shim = ctypes.CDLL(None)
+        f = tfn.function(lambda x, y: tfn.matmul(x, y))
+        a = tfn.constant(np.random.default_rng(1).standard_normal((512, 512)).astype(np.float32))
+        want = f(a, a).numpy()
+        shim.tfn_test_arm(1)
+        for _ in range(3):
+            try:
+                f(a, a)
+                print("no error")
+            except tfn.errors.ResourceExhaustedError as e:
+                named = "MatMulV2}} defined at <string>:4" in str(e)
+                print(str(e).splitlines()[0].split(" on ")[0], "| names the line:", named)
+        shim.tfn_test_arm(0)
+        print("worker mallocs failed:", shim.tfn_test_failed() > 0)
+        print("right after:", np.allclose(f(a, a).numpy(), want))
+    """)
+    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["worker mallocs failed: True", "right after: True"], done.stdout
+    assert len(set(lines[:3])) == 1 and lines[0].startswith("OOM when allocating tensor with shape["), done.stdout
+    assert lines[0].endswith("| names the line: True"), done.stdout
+
+
+def test_repeated_null_mallocs_free_what_was_allocated_before():
+    """A failed allocation frees the buffers the function allocated before it (here the concat's 8 MiB, which it
+    would return): under an address-space limit, twenty failed calls leave the resident memory where it was (it
+    grew by 160 MiB when they leaked)."""
+    program = textwrap.dedent("""
+        import resource, tfn
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+        spec = tfn.TensorSpec([None], tfn.float32)
+        @tfn.function(input_signature=[spec, spec])
+        def f(a, b):
+            t = tfn.concat([a, a], 0)
+            return t[:, None] * b[None, :], t
+        print(f(tfn.ones([2]), tfn.ones([3]))[0].shape)
+        a, b = tfn.ones([2 ** 20]), tfn.ones([2 ** 11])
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        def fail():
+            try:
+                f(a, b)  # 16 GiB
+            except tfn.errors.ResourceExhaustedError as e:
+                return str(e).splitlines()[0]
+        print(fail())
+        fail()
+        before = rss()
+        for _ in range(20):
+            fail()
+        print("grew less than 40 MiB:", rss() - before < 40)
+        print(f(tfn.ones([2]), tfn.ones([1]))[1].numpy().tolist())
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["(4, 3)", "OOM when allocating 17179869248 bytes on /device:CPU:0 by "
+                                        "allocator cpu", "grew less than 40 MiB: True", "[1.0, 1.0, 1.0, 1.0]"]
+
+
+def test_oom_names_the_op_whose_result_the_buffer_holds():
+    """A fused chain allocates its last result: `a[:, None] * b` too big names the Mul, not the StridedSlice that
+    comes first on the line; the run-time shape's buffer of tfn.zeros is its internal Range temporary, named so."""
+    spec = tfn.TensorSpec([None], tfn.float32)
+    outer = tfn.function(lambda a, b: a[:, None] * b[None, :], input_signature=[spec, spec])
+    with pytest.raises(ResourceExhaustedError) as e:
+        outer(tfn.ones([2 ** 20]), tfn.ones([2 ** 20]))
+    first, node = str(e.value).splitlines()[:2]
+    assert first.startswith("OOM when allocating tensor with shape[1048576,1048576] and type float32"), first
+    assert "{{node Multiply}} defined at " + __file__ in node, node
+    zeros = tfn.function(lambda s: tfn.zeros(s))
+    with pytest.raises(ResourceExhaustedError) as e:
+        zeros(tfn.constant([2 ** 40, 2 ** 20]))
+    first, node = str(e.value).splitlines()[:2]
+    assert first.startswith("OOM when allocating tensor with shape[1099511627776] and type int64"), first
+    assert "{{node Range}} defined at " + __file__ in node, node
