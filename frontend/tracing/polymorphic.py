@@ -166,6 +166,10 @@ class PolymorphicFunction:
     def _check_signature(self, params, args, kwargs):
         """Replace the leading parameters' types by the input_signature's, which each value must fit."""
         sig = self.input_signature
+        rest = [p for p in list(self._signature.parameters.values())[len(sig):] if p.kind in _PLAIN_KINDS]
+        missing = [p.name for p in rest if p.default is inspect.Parameter.empty]
+        if missing:  # as TF: every parameter beyond the signature needs a default
+            raise TypeError(f"input_signature missing type constraint for {missing[0]}")
         if len(params) < len(sig):
             raise TypeError(f"{self._name}() takes {len(sig)} arguments matching its input_signature, "
                             f"got {len(params)}")
@@ -183,6 +187,12 @@ class PolymorphicFunction:
                     raise TypeError(f"Binding inputs to tfn.function failed due to `{e}`. Received args: "
                                     f"{tuple(args)!r} and kwargs: {dict(kwargs)!r} for signature: ({shown}).") from None
             out.append((name, kind, spec_type))
+        defaults = {p.name: p.default for p in rest}
+        for (name, _, t), value in zip(params[len(sig):], values[len(sig):]):
+            if name in defaults and t != trace_type.of(defaults[name]):  # as TF: fixed to the Python default
+                raise TypeError(f"Binding inputs to tfn.function failed due to `Can not cast {value!r} to "
+                                f"{trace_type.of(defaults[name])!r}`: with an input_signature, parameter "
+                                f"{name!r} of {self._name}() keeps its default {defaults[name]!r}.")
         return out + list(params[len(sig):])
 
     def _call_in_trace(self, args, kwargs):

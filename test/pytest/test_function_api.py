@@ -93,6 +93,17 @@ def test_python_defaults_after_an_input_signature():
         return x * y
 
     assert g(tfn.constant(2)).numpy() == 6
+    assert g(tfn.constant(2), 3).numpy() == 6
+    # TF 2.21: the default is part of the signature (Literal[3]); another value is a TypeError
+    with pytest.raises(TypeError, match=r"Can not cast 4 to Literal\[3\]"):
+        g(tfn.constant(2), 4)
+
+
+def test_a_parameter_beyond_the_input_signature_needs_a_default():
+    f = tfn.function(lambda x, y: x + y, input_signature=[tfn.TensorSpec([], tfn.float32)])
+    # TF 2.21: TypeError "input_signature missing type constraint for y"
+    with pytest.raises(TypeError, match="input_signature missing type constraint for y"):
+        f(tfn.constant(1.0), tfn.constant(2.0))
 
 
 def test_unhashable_arguments_are_a_type_error():
