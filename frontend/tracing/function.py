@@ -201,6 +201,22 @@ class ConcreteFunction:
         """The DType of each output, in the outputs' structure (TF's)."""
         return nest.map_structure(lambda x: None if x is None else _as_output(x).dtype, self._out_structure)
 
+    @property
+    def structured_outputs(self):
+        """The trace's outputs in the structure the Python function returned (TF's): symbolic tensors of the
+        graph, a Python value returned as a constant, None kept."""
+        return nest.map_structure(lambda x: None if x is None else _as_output(x), self._out_structure)
+
+    @property
+    def outputs(self):
+        """The output tensors, flat (TF's)."""
+        return [x for x in nest.flatten(self.structured_outputs) if x is not None]
+
+    @property
+    def inputs(self):
+        """The graph's placeholders, flat: the tensor arguments', then one per captured value (TF's)."""
+        return list(self.graph.inputs)
+
     def pretty_printed_signature(self, verbose=True):
         """The parameters with their kinds and types, the output type and the captures, as TF prints them;
         verbose=False: TF's one line, `(x: TensorSpec(...), y: Literal[2]) -> TensorSpec(...)`."""

@@ -212,3 +212,20 @@ def test_tracing_count_includes_the_trace_after_variable_creation():
     m = M()
     assert m(tfn.constant(3.0)).numpy() == 6.0
     assert m.__call__.experimental_get_tracing_count() == 2
+
+
+def test_structured_outputs_outputs_and_inputs():
+    v = tfn.Variable(2.0)
+
+    @tfn.function
+    def f(x):
+        return {"y": x * v, "n": 3, "none": None}
+
+    cf = f.get_concrete_function(tfn.TensorSpec([None], tfn.float32))
+    out = cf.structured_outputs
+    assert sorted(out) == ["n", "none", "y"] and out["none"] is None
+    assert out["y"].shape.as_list() == [None] and out["y"].dtype == tfn.float32
+    assert out["n"].dtype == tfn.int32  # TF 2.21: a returned Python value is a tensor of the trace
+    assert len(cf.outputs) == 2
+    assert len(cf.inputs) == 2  # TF 2.21: the argument's placeholder and the captured variable's
+    assert cf.inputs[0].shape.as_list() == [None]
