@@ -81,10 +81,11 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self):
-        """`(args, kwargs)` of the parameters' trace types, as TF's."""
+        """`(args, kwargs)` as TF's: TensorSpecs named by their path (`x`, `ys_0`, `d_a`), Python values as they
+        are, lists, tuples and dicts rebuilt."""
         params = self.function_type.params
-        return (tuple(t for _, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
-                {n: t for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
+        return (tuple(_signature_value(t, n) for n, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
+                {n: _signature_value(t, n) for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
 
     @property
     def inference_fn(self):
@@ -259,6 +260,20 @@ class _Shown:
 
     def __repr__(self):
         return self.text
+
+
+def _signature_value(t, name):
+    """A parameter's trace type as TF's structured_input_signature shows it."""
+    if isinstance(t, TensorSpec):
+        return TensorSpec(t.shape, t.dtype, t.name or name)
+    if type(t) is trace_type.Literal:
+        return t.value
+    if type(t) is trace_type.Seq:
+        items = [_signature_value(x, f"{name}_{i}") for i, x in enumerate(t.items)]
+        return t.cls(*items) if hasattr(t.cls, "_fields") else t.cls(items)
+    if type(t) is trace_type.Mapping:
+        return nest.mapping_like(t.cls, [(k, _signature_value(x, f"{name}_{k}")) for k, x in t.items])
+    return t
 
 
 def _as_output(x):

@@ -229,3 +229,14 @@ def test_structured_outputs_outputs_and_inputs():
     assert len(cf.outputs) == 2
     assert len(cf.inputs) == 2  # TF 2.21: the argument's placeholder and the captured variable's
     assert cf.inputs[0].shape.as_list() == [None]
+
+
+def test_structured_input_signature_names_its_specs_as_tf():
+    @tfn.function
+    def f(x, ys, d, k=2):
+        return x
+
+    cf = f.get_concrete_function(tfn.TensorSpec([], tfn.float32), [tfn.TensorSpec([])], {"a": tfn.TensorSpec([])})
+    # TF 2.21's value: specs named by their path, Python values as they are
+    assert repr(cf.structured_input_signature) == repr(((tfn.TensorSpec([], tfn.float32, "x"), [
+        tfn.TensorSpec([], tfn.float32, "ys_0")], {"a": tfn.TensorSpec([], tfn.float32, "d_a")}, 2), {}))
