@@ -170,6 +170,15 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     dtype = dtypes.as_dtype(dtype)
     if dtype.is_string:
         raise TypeError("Eye: a string identity matrix is not defined; use a numeric or bool dtype")
+    if _runtime_shape([num_rows, num_columns]):  # sizes known when the function runs: compare two ranges
+        rows = convert_to_tensor(num_rows)
+        cols = rows if num_columns is None else convert_to_tensor(num_columns)
+        diagonal = math_ops.equal(array_ops.reshape(range(rows), [-1, 1]), array_ops.reshape(range(cols), [1, -1]))
+        batch = [] if batch_shape is None else list(_static_shape(batch_shape, "Eye"))
+        if batch:
+            no = _fill_runtime(batch + [rows, cols], convert_to_tensor(False))
+            diagonal = math_ops.logical_or(no, diagonal)
+        return cast(diagonal, dtype)
     rows = _static_shape([num_rows], "Eye")[0]
     cols = rows if num_columns is None else _static_shape([num_columns], "Eye")[0]
     batch = () if batch_shape is None else _static_shape(batch_shape, "Eye")
