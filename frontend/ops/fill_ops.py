@@ -146,15 +146,23 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     elsewhere (out-of-range indices give an all-off row). dtype comes from on/off_value, else float32."""
     indices = convert_to_tensor(indices)
     depth = known(depth)
-    if isinstance(depth, SymbolicTensor):
-        raise TypeError(f"OneHot: `depth` must be known when the function is traced, got {depth!r}")
-    depth = int(depth.numpy()) if isinstance(depth, Tensor) else int(depth)
+    if not isinstance(depth, SymbolicTensor):
+        depth = int(depth.numpy()) if isinstance(depth, Tensor) else int(depth)
     if dtype is None:
         ref = on_value if on_value is not None else off_value
         dtype = convert_to_tensor(ref).dtype if ref is not None else dtypes.float32
     dtype = dtypes.as_dtype(dtype)
     on = _one_hot_value(1 if on_value is None else on_value, dtype, "on_value")
     off = _one_hot_value(0 if off_value is None else off_value, dtype, "off_value")
+    if isinstance(depth, SymbolicTensor):  # known when the function runs: compare with a range along `axis`
+        if depth.ndim != 0 or not depth.dtype.is_integer:
+            raise TypeError(f"OneHot: `depth` must be a scalar int, got {depth!r}")
+        at = indices.ndim if axis is None or int(axis) == -1 else int(axis)
+        along = [1] * (indices.ndim + 1)
+        along[at] = -1
+        positions = array_ops.reshape(range(cast(depth, indices.dtype)), along)
+        hot = math_ops.equal(array_ops.expand_dims(indices, at), positions)
+        return math_ops.where(hot, on, off)
     return apply("one_hot", [indices, on, off], {"depth": depth, "axis": -1 if axis is None else int(axis)})
 
 

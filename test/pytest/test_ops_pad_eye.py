@@ -58,3 +58,13 @@ def test_eye_with_run_time_sizes():
     assert a.numpy().tolist() == [[1, 0, 0], [0, 1, 0]]
     assert b.numpy().tolist() == [[[True, False], [False, True]]] * 2
     assert c.numpy().tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+def test_one_hot_with_a_run_time_depth():
+    @tfn.function
+    def f(x, d):
+        return tfn.one_hot(x, d), tfn.one_hot(x, d, axis=0, on_value=5, off_value=-1)
+
+    a, b = f(tfn.constant([0, 4]), tfn.constant(3))  # TF 2.21's values (index 4 is out of range: all off)
+    assert a.dtype == tfn.float32 and a.numpy().tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert b.numpy().tolist() == [[5, -1], [-1, -1], [-1, -1]]
