@@ -2,7 +2,7 @@
 
 Permutations and axes must be known when a function is traced: Python ints, lists/tuples of ints, NumPy arrays
 or eager tensors; a symbolic tensor there raises TypeError. reshape also takes sizes computed at run time
-(ops/reshape_runtime.py); broadcast_to does not.
+(ops/reshape_runtime.py), and so does broadcast_to of a static-shape input.
 """
 import numpy as np
 
@@ -110,6 +110,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """`input` broadcast (NumPy rules) to `shape`; a dynamic input dim is assumed to match `shape`."""
     x = convert_to_tensor(input)
+    if reshape_runtime.is_runtime_shape(shape):
+        return reshape_runtime.broadcast_to_runtime(x, shape)
     return apply("broadcast_to", [x], {"shape": _static_ints(shape, "shape", "BroadcastTo")})
 
 

@@ -71,3 +71,35 @@ def reshape_runtime(x, shape):
         along[axis] = -1
         index = index + apply("reshape", [line * _product(dims[axis + 1:])], {"shape": tuple(along)})
     return gather(apply("reshape", [x], {"shape": (-1,)}), index)
+
+
+def broadcast_to_runtime(x, shape):
+    """`x` broadcast to `shape`, a shape with sizes computed at run time (`x`'s own shape must be static).
+
+    Each output element gathers the element of `x` it repeats; where a size is neither 1 nor `x`'s dim there,
+    every index is out of range and the gather reports it when the function runs."""
+    if None in x._shape:
+        raise TypeError(f"BroadcastTo: to broadcast to a run-time shape, the input's shape must be known when the "
+                        f"function is traced, got {x.shape}")
+    dims = _dims(shape)
+    if len(dims) < x.ndim:
+        raise ValueError(f"BroadcastTo: the shape {shape!r} has fewer dims than the input's {x.shape}")
+    src = [1] * (len(dims) - x.ndim) + list(x._shape)
+    count = int(np.prod(x._shape, dtype=np.int64))
+    fits = convert_to_tensor(True)
+    index = convert_to_tensor(0, dtypes.int32)
+    for axis, (d, s) in enumerate(zip(dims, src)):
+        if isinstance(d, int) and d != s and s != 1:
+            raise ValueError(f"BroadcastTo: cannot broadcast the input's shape {x.shape} to {shape!r}")
+        if isinstance(d, TensorBase):
+            fits = fits & ((d == s) | (s == 1))
+        if s != 1:
+            line = convert_to_tensor(np.arange(s, dtype=np.int32)) * int(np.prod(src[axis + 1:], dtype=np.int64))
+        else:
+            size = convert_to_tensor(d, dtypes.int32)
+            line = apply("range", [convert_to_tensor(0, dtypes.int32), size, convert_to_tensor(1, dtypes.int32)]) * 0
+        along = [1] * len(dims)
+        along[axis] = -1
+        index = index + apply("reshape", [line], {"shape": tuple(along)})
+    index = index + where(fits, 0, count)
+    return gather(apply("reshape", [x], {"shape": (-1,)}), index)

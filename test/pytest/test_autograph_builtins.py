@@ -220,6 +220,21 @@ def test_reshape_to_run_time_sizes():
         g(tfn.range(4), tfn.constant([3, 1]))
 
 
+def test_broadcast_to_a_run_time_shape():
+    @tfn.function
+    def f(x, n, m):
+        return tfn.broadcast_to(x, [n, 2, m])
+
+    # TF 2.21's values; a size neither 1 nor the input's is an InvalidArgumentError when it runs
+    assert f(tfn.constant([[1], [2]]), tfn.constant(2), tfn.constant(3)).numpy().tolist() == [
+        [[1, 1, 1], [2, 2, 2]], [[1, 1, 1], [2, 2, 2]]]
+    assert f(tfn.constant([[1], [2]]), tfn.constant(1), tfn.constant(0)).shape == (1, 2, 0)
+    g = tfn.function(lambda x, s: tfn.broadcast_to(x, s))
+    assert g(tfn.constant([1.0, 2.0]), tfn.constant([2, 2])).numpy().tolist() == [[1.0, 2.0]] * 2
+    with pytest.raises(tfn.errors.InvalidArgumentError):
+        g(tfn.constant([1.0, 2.0]), tfn.constant([2, 3]))
+
+
 def test_gradient_through_a_run_time_reshape():
     x = tfn.Variable(tfn.range(6, dtype=tfn.float32))
 
