@@ -96,9 +96,11 @@ def _gather_grad(op, g):
     params, indices = op.inputs
     axis, bd = op.attrs["axis"] % params.ndim, op.attrs["batch_dims"] % max(indices.ndim, 1)
     ps = _static(params, "tfn.gather")
-    ids = _static(indices, "tfn.gather")
     bt, a, n, b = _prod(ps[:bd]), _prod(ps[bd:axis]), ps[axis], _prod(ps[axis + 1:])
-    i = _prod(ids[bd:])
+    if bt == 1 and a == 1 and None in indices._shape:  # indices of run-time shape: i is the one -1 below
+        i = -1
+    else:
+        i = _prod(_static(indices, "tfn.gather")[bd:])
     g4 = array_ops.transpose(array_ops.reshape(g, [bt, a, i, b]), [0, 2, 1, 3])
     hot = fill_ops.one_hot(cast(indices, dtypes.int32), n, dtype=g.dtype)
     dp = matmul(array_ops.reshape(hot, [bt, i, n]), array_ops.reshape(g4, [bt, i, a * b]), transpose_a=True)

@@ -1,7 +1,8 @@
 """Public shape functions: transpose, reshape, expand_dims, squeeze, broadcast_to, concat, stack, unstack.
 
-Shapes, permutations and axes must be known when a function is traced: Python ints, lists/tuples of ints,
-NumPy arrays or eager tensors. A symbolic tensor there raises TypeError.
+Permutations and axes must be known when a function is traced: Python ints, lists/tuples of ints, NumPy arrays
+or eager tensors; a symbolic tensor there raises TypeError. reshape also takes sizes computed at run time
+(ops/reshape_runtime.py), and so does broadcast_to of a static-shape input.
 """
 import numpy as np
 
@@ -13,6 +14,7 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, ops_shape
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.types import TensorType
+from tfn.ops import reshape_runtime
 from tfn.ops.math_ops import identity
 
 
@@ -81,6 +83,8 @@ def transpose(a, perm=None, conjugate=False, name=None):
 def reshape(tensor, shape, name=None):
     """The elements of `tensor` in row-major order with a new shape (one size may be -1)."""
     x = convert_to_tensor(tensor)
+    if reshape_runtime.is_runtime_shape(shape):
+        return reshape_runtime.reshape_runtime(x, shape)
     return apply("reshape", [x], {"shape": _static_ints(shape, "shape", "Reshape")})
 
 
@@ -106,6 +110,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """`input` broadcast (NumPy rules) to `shape`; a dynamic input dim is assumed to match `shape`."""
     x = convert_to_tensor(input)
+    if reshape_runtime.is_runtime_shape(shape):
+        return reshape_runtime.broadcast_to_runtime(x, shape)
     return apply("broadcast_to", [x], {"shape": _static_ints(shape, "shape", "BroadcastTo")})
 
 

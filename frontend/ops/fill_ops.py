@@ -146,15 +146,23 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     elsewhere (out-of-range indices give an all-off row). dtype comes from on/off_value, else float32."""
     indices = convert_to_tensor(indices)
     depth = known(depth)
-    if isinstance(depth, SymbolicTensor):
-        raise TypeError(f"OneHot: `depth` must be known when the function is traced, got {depth!r}")
-    depth = int(depth.numpy()) if isinstance(depth, Tensor) else int(depth)
+    if not isinstance(depth, SymbolicTensor):
+        depth = int(depth.numpy()) if isinstance(depth, Tensor) else int(depth)
     if dtype is None:
         ref = on_value if on_value is not None else off_value
         dtype = convert_to_tensor(ref).dtype if ref is not None else dtypes.float32
     dtype = dtypes.as_dtype(dtype)
     on = _one_hot_value(1 if on_value is None else on_value, dtype, "on_value")
     off = _one_hot_value(0 if off_value is None else off_value, dtype, "off_value")
+    if isinstance(depth, SymbolicTensor):  # known when the function runs: compare with a range along `axis`
+        if depth.ndim != 0 or not depth.dtype.is_integer:
+            raise TypeError(f"OneHot: `depth` must be a scalar int, got {depth!r}")
+        at = indices.ndim if axis is None or int(axis) == -1 else int(axis)
+        along = [1] * (indices.ndim + 1)
+        along[at] = -1
+        positions = array_ops.reshape(range(cast(depth, indices.dtype)), along)
+        hot = math_ops.equal(array_ops.expand_dims(indices, at), positions)
+        return math_ops.where(hot, on, off)
     return apply("one_hot", [indices, on, off], {"depth": depth, "axis": -1 if axis is None else int(axis)})
 
 
@@ -170,6 +178,15 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     dtype = dtypes.as_dtype(dtype)
     if dtype.is_string:
         raise TypeError("Eye: a string identity matrix is not defined; use a numeric or bool dtype")
+    if _runtime_shape([num_rows, num_columns]):  # sizes known when the function runs: compare two ranges
+        rows = convert_to_tensor(num_rows)
+        cols = rows if num_columns is None else convert_to_tensor(num_columns)
+        diagonal = math_ops.equal(array_ops.reshape(range(rows), [-1, 1]), array_ops.reshape(range(cols), [1, -1]))
+        batch = [] if batch_shape is None else list(_static_shape(batch_shape, "Eye"))
+        if batch:
+            no = _fill_runtime(batch + [rows, cols], convert_to_tensor(False))
+            diagonal = math_ops.logical_or(no, diagonal)
+        return cast(diagonal, dtype)
     rows = _static_shape([num_rows], "Eye")[0]
     cols = rows if num_columns is None else _static_shape([num_columns], "Eye")[0]
     batch = () if batch_shape is None else _static_shape(batch_shape, "Eye")

@@ -86,10 +86,11 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self):
-        """`(args, kwargs)` of the parameters' trace types, as TF's."""
+        """`(args, kwargs)` as TF's: TensorSpecs named by their path (`x`, `ys_0`, `d_a`), Python values as they
+        are, lists, tuples and dicts rebuilt."""
         params = self.function_type.params
-        return (tuple(t for _, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
-                {n: t for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
+        return (tuple(_signature_value(t, n) for n, k, t in params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL),
+                {n: _signature_value(t, n) for n, k, t in params if k not in _PLAIN_KINDS and k is not _VAR_POSITIONAL})
 
     @property
     def inference_fn(self):
@@ -229,6 +230,22 @@ class ConcreteFunction:
         """The DType of each output, in the outputs' structure (TF's)."""
         return nest.map_structure(lambda x: None if x is None else _as_output(x).dtype, self._out_structure)
 
+    @property
+    def structured_outputs(self):
+        """The trace's outputs in the structure the Python function returned (TF's): symbolic tensors of the
+        graph, a Python value returned as a constant, None kept."""
+        return nest.map_structure(lambda x: None if x is None else _as_output(x), self._out_structure)
+
+    @property
+    def outputs(self):
+        """The output tensors, flat (TF's)."""
+        return [x for x in nest.flatten(self.structured_outputs) if x is not None]
+
+    @property
+    def inputs(self):
+        """The graph's placeholders, flat: the tensor arguments', then one per captured value (TF's)."""
+        return list(self.graph.inputs)
+
     def pretty_printed_signature(self, verbose=True):
         """The parameters with their kinds and types, the output type and the captures, as TF prints them;
         verbose=False: TF's one line, `(x: TensorSpec(...), y: Literal[2]) -> TensorSpec(...)`."""
@@ -271,6 +288,20 @@ class _Shown:
 
     def __repr__(self):
         return self.text
+
+
+def _signature_value(t, name):
+    """A parameter's trace type as TF's structured_input_signature shows it."""
+    if isinstance(t, TensorSpec):
+        return TensorSpec(t.shape, t.dtype, t.name or name)
+    if type(t) is trace_type.Literal:
+        return t.value
+    if type(t) is trace_type.Seq:
+        items = [_signature_value(x, f"{name}_{i}") for i, x in enumerate(t.items)]
+        return t.cls(*items) if hasattr(t.cls, "_fields") else t.cls(items)
+    if type(t) is trace_type.Mapping:
+        return nest.mapping_like(t.cls, [(k, _signature_value(x, f"{name}_{k}")) for k, x in t.items])
+    return t
 
 
 def _as_output(x):

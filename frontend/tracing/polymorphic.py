@@ -18,7 +18,7 @@ from tfn.gradients import function_call
 from tfn.gradients.recording import ACTIVE as _TAPES
 from tfn.gradients.recording import tapes_here
 from tfn.state import variables
-from tfn.tracing import trace_type, unranked
+from tfn.tracing import staging, trace_type, unranked
 from tfn.tracing.function import _PLAIN_KINDS, _VAR_POSITIONAL, ConcreteFunction, _input_maker, _key
 
 _CACHE_LIMIT = 1024  # exact call keys remembered per function (misses fall back to dispatch by subtype)
@@ -206,6 +206,10 @@ class PolymorphicFunction:
     def _check_signature(self, params, args, kwargs):
         """Replace the leading parameters' types by the input_signature's, which each value must fit."""
         sig = self.input_signature
+        rest = [p for p in list(self._signature.parameters.values())[len(sig):] if p.kind in _PLAIN_KINDS]
+        missing = [p.name for p in rest if p.default is inspect.Parameter.empty]
+        if missing:  # as TF: every parameter beyond the signature needs a default
+            raise TypeError(f"input_signature missing type constraint for {missing[0]}")
         if len(params) < len(sig):
             raise TypeError(f"{self._name}() takes {len(sig)} arguments matching its input_signature, "
                             f"got {len(params)}")
@@ -223,6 +227,12 @@ class PolymorphicFunction:
                     raise TypeError(f"Binding inputs to tfn.function failed due to `{e}`. Received args: "
                                     f"{tuple(args)!r} and kwargs: {dict(kwargs)!r} for signature: ({shown}).") from None
             out.append((name, kind, spec_type))
+        defaults = {p.name: p.default for p in rest}
+        for (name, _, t), value in zip(params[len(sig):], values[len(sig):]):
+            if name in defaults and t != trace_type.of(defaults[name]):  # as TF: fixed to the Python default
+                raise TypeError(f"Binding inputs to tfn.function failed due to `Can not cast {value!r} to "
+                                f"{trace_type.of(defaults[name])!r}`: with an input_signature, parameter "
+                                f"{name!r} of {self._name}() keeps its default {defaults[name]!r}.")
         return out + list(params[len(sig):])
 
     def _call_in_trace(self, args, kwargs):
@@ -256,7 +266,7 @@ class PolymorphicFunction:
             n_pos = sum(1 for _, k, _ in ftype.params if k in _PLAIN_KINDS or k is _VAR_POSITIONAL)
             s_kwargs = {n: v for (n, _, _), v in zip(ftype.params[n_pos:], values[n_pos:])}
             before = [_contents(v) for v in values]
-            outputs = variables.read_outputs(self._traced_function()(*values[:n_pos], **s_kwargs))
+            outputs = variables.read_outputs(self._run_user_code(values[:n_pos], s_kwargs))
             self._check_unmodified(ftype, values, before)
             out_leaves, results = _output_leaves(self._name, graph, outputs)
             graph.finish(results + variables.written_state(graph))
@@ -266,6 +276,15 @@ class PolymorphicFunction:
         ftype = trace_type.FunctionType(ftype.params, _output_type(outputs), variables.capture_types(graph))
         concrete = ConcreteFunction(self._name, graph, ftype, outputs, out_leaves)
         return self._register(concrete) if register else concrete
+
+    def _run_user_code(self, args, kwargs):
+        """The traced function's outputs; with AutoGraph, what it raises has the error class TF's trace gives."""
+        try:
+            return self._traced_function()(*args, **kwargs)
+        except Exception as e:
+            if not self._autograph or staging.keeps_class(e):
+                raise
+            raise staging.staging_error(e) from e
 
     def _check_unmodified(self, ftype, values, before):
         """ValueError (TF's) when the function changed a list or dict it was given."""

@@ -196,6 +196,57 @@ def test_fill_ops_with_run_time_shapes():
     assert a.shape == (1, 1) and b.shape == (1, 3, 1) and c.shape == (0, 1)
 
 
+def test_reshape_to_run_time_sizes():
+    # TF 2.21: tf.reshape(x, [n, -1]) with a tensor n works in a tf.function (the result dims are unknown where
+    # they come from tensors); a count that does not match is an InvalidArgumentError when it runs.
+    @tfn.function
+    def f(x, n):
+        y = tfn.reshape(x, [n, 2, -1])
+        assert y.shape.as_list() == [None, 2, None]
+        return y
+
+    assert f(tfn.range(12), tfn.constant(3)).numpy().tolist() == [[[0, 1], [2, 3]], [[4, 5], [6, 7]],
+                                                                    [[8, 9], [10, 11]]]
+    with pytest.raises(tfn.errors.InvalidArgumentError):
+        f(tfn.range(12), tfn.constant(5))
+
+    @tfn.function
+    def g(x, shape):
+        return tfn.reshape(x, shape)
+
+    assert g(tfn.ones([2, 3]), tfn.constant([3, -1])).numpy().tolist() == [[1.0, 1.0]] * 3
+    assert g(tfn.range(4), tfn.constant([-1, 1])).numpy().tolist() == [[0], [1], [2], [3]]
+    with pytest.raises(tfn.errors.InvalidArgumentError):
+        g(tfn.range(4), tfn.constant([3, 1]))
+
+
+def test_broadcast_to_a_run_time_shape():
+    @tfn.function
+    def f(x, n, m):
+        return tfn.broadcast_to(x, [n, 2, m])
+
+    # TF 2.21's values; a size neither 1 nor the input's is an InvalidArgumentError when it runs
+    assert f(tfn.constant([[1], [2]]), tfn.constant(2), tfn.constant(3)).numpy().tolist() == [
+        [[1, 1, 1], [2, 2, 2]], [[1, 1, 1], [2, 2, 2]]]
+    assert f(tfn.constant([[1], [2]]), tfn.constant(1), tfn.constant(0)).shape == (1, 2, 0)
+    g = tfn.function(lambda x, s: tfn.broadcast_to(x, s))
+    assert g(tfn.constant([1.0, 2.0]), tfn.constant([2, 2])).numpy().tolist() == [[1.0, 2.0]] * 2
+    with pytest.raises(tfn.errors.InvalidArgumentError):
+        g(tfn.constant([1.0, 2.0]), tfn.constant([2, 3]))
+
+
+def test_gradient_through_a_run_time_reshape():
+    x = tfn.Variable(tfn.range(6, dtype=tfn.float32))
+
+    @tfn.function
+    def f(n):
+        with tfn.GradientTape() as tape:
+            y = tfn.reduce_sum(tfn.reshape(x, [n, -1]) * tfn.constant([[1.0, 2.0, 3.0]]))
+        return tape.gradient(y, x)
+
+    assert f(tfn.constant(2)).numpy().tolist() == [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]  # TF 2.21's result
+
+
 def test_a_run_time_shape_needs_a_known_rank():
     @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.int32)])
     def f(shape):

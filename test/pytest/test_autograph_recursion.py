@@ -39,3 +39,13 @@ def test_recursion_on_a_tensor_raises_recursion_error():
     with pytest.raises(tfn.errors.StagingError, match="calls itself recursively"):
         module_level_tensor_recursion(tfn.constant(5))
     assert issubclass(tfn.errors.StagingError, RecursionError)
+
+
+def test_unbounded_python_recursion_is_a_staging_error():
+    @tfn.function
+    def forever(n):
+        return forever(n + 1)
+
+    # TF 2.21: StagingError ("in user code: ... RecursionError: maximum recursion depth exceeded")
+    with pytest.raises(tfn.errors.StagingError, match="in user code:(.|\n)*RecursionError"):
+        forever(0)

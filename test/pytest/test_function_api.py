@@ -93,6 +93,17 @@ def test_python_defaults_after_an_input_signature():
         return x * y
 
     assert g(tfn.constant(2)).numpy() == 6
+    assert g(tfn.constant(2), 3).numpy() == 6
+    # TF 2.21: the default is part of the signature (Literal[3]); another value is a TypeError
+    with pytest.raises(TypeError, match=r"Can not cast 4 to Literal\[3\]"):
+        g(tfn.constant(2), 4)
+
+
+def test_a_parameter_beyond_the_input_signature_needs_a_default():
+    f = tfn.function(lambda x, y: x + y, input_signature=[tfn.TensorSpec([], tfn.float32)])
+    # TF 2.21: TypeError "input_signature missing type constraint for y"
+    with pytest.raises(TypeError, match="input_signature missing type constraint for y"):
+        f(tfn.constant(1.0), tfn.constant(2.0))
 
 
 def test_unhashable_arguments_are_a_type_error():
@@ -201,3 +212,31 @@ def test_tracing_count_includes_the_trace_after_variable_creation():
     m = M()
     assert m(tfn.constant(3.0)).numpy() == 6.0
     assert m.__call__.experimental_get_tracing_count() == 2
+
+
+def test_structured_outputs_outputs_and_inputs():
+    v = tfn.Variable(2.0)
+
+    @tfn.function
+    def f(x):
+        return {"y": x * v, "n": 3, "none": None}
+
+    cf = f.get_concrete_function(tfn.TensorSpec([None], tfn.float32))
+    out = cf.structured_outputs
+    assert sorted(out) == ["n", "none", "y"] and out["none"] is None
+    assert out["y"].shape.as_list() == [None] and out["y"].dtype == tfn.float32
+    assert out["n"].dtype == tfn.int32  # TF 2.21: a returned Python value is a tensor of the trace
+    assert len(cf.outputs) == 2
+    assert len(cf.inputs) == 2  # TF 2.21: the argument's placeholder and the captured variable's
+    assert cf.inputs[0].shape.as_list() == [None]
+
+
+def test_structured_input_signature_names_its_specs_as_tf():
+    @tfn.function
+    def f(x, ys, d, k=2):
+        return x
+
+    cf = f.get_concrete_function(tfn.TensorSpec([], tfn.float32), [tfn.TensorSpec([])], {"a": tfn.TensorSpec([])})
+    # TF 2.21's value: specs named by their path, Python values as they are
+    assert repr(cf.structured_input_signature) == repr(((tfn.TensorSpec([], tfn.float32, "x"), [
+        tfn.TensorSpec([], tfn.float32, "ys_0")], {"a": tfn.TensorSpec([], tfn.float32, "d_a")}, 2), {}))

@@ -47,3 +47,24 @@ def test_eye():
     f = tfn.function(lambda x: tfn.matmul(x, tfn.eye(3)))
     assert np.array_equal(f(tfn.constant(X)).numpy(), X)
     assert "tfn.eye" in f.experimental_get_compiler_ir(tfn.constant(X))("tfn")
+
+
+def test_eye_with_run_time_sizes():
+    @tfn.function
+    def f(n, m):
+        return tfn.eye(n, m, dtype=tfn.int32), tfn.eye(n, batch_shape=[2], dtype=tfn.bool), tfn.eye(3, m)
+
+    a, b, c = f(tfn.constant(2), tfn.constant(3))  # TF 2.21's values
+    assert a.numpy().tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert b.numpy().tolist() == [[[True, False], [False, True]]] * 2
+    assert c.numpy().tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+def test_one_hot_with_a_run_time_depth():
+    @tfn.function
+    def f(x, d):
+        return tfn.one_hot(x, d), tfn.one_hot(x, d, axis=0, on_value=5, off_value=-1)
+
+    a, b = f(tfn.constant([0, 4]), tfn.constant(3))  # TF 2.21's values (index 4 is out of range: all off)
+    assert a.dtype == tfn.float32 and a.numpy().tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert b.numpy().tolist() == [[5, -1], [-1, -1], [-1, -1]]

@@ -223,3 +223,48 @@ def test_bound_functions_do_not_keep_instances_alive():
     del m
     gc.collect()
     assert ref() is None
+
+
+class _OwnInit(Exception):
+    def __init__(self, a, b):
+        super().__init__(a)
+
+
+class _SubValueError(ValueError):
+    pass
+
+
+class _Plain(Exception):
+    pass
+
+
+@pytest.mark.parametrize("make, kept", [
+    (lambda: {}["k"], KeyError), (lambda: [][3], None), (lambda: 1 // 0, None),
+    (lambda: _raise(ValueError("v")), ValueError), (lambda: _raise(_SubValueError("v")), None),
+    (lambda: _raise(_Plain("p")), _Plain), (lambda: _raise(_OwnInit("a", 2)), None),
+    (lambda: _raise(NotImplementedError("n")), NotImplementedError), (lambda: _raise(OSError("o")), None),
+    (lambda: _raise(tf.errors.InvalidArgumentError("bad")), tf.errors.InvalidArgumentError),
+    (lambda: undefined_name_in_trace, NameError),  # noqa: F821
+])
+def test_an_exception_raised_while_tracing_has_tfs_class(make, kept):
+    # TF 2.21 (AutoGraph): the classes it can rebuild from a message keep their class, others are StagingError
+    @tf.function
+    def f(x):
+        make()
+        return x
+
+    with pytest.raises(kept or tf.errors.StagingError) as info:
+        f(tf.constant(1))
+    assert type(info.value) is (kept or tf.errors.StagingError)
+    if kept is None:
+        assert "in user code:" in str(info.value) and "test_tracing.py" in str(info.value)
+        assert type(info.value.__cause__).__name__ + ": " in str(info.value)
+    # without AutoGraph the exception passes through unchanged, as in TF
+    g = tf.function(f.python_function, autograph=False)
+    with pytest.raises(Exception) as plain:
+        g(tf.constant(1))
+    assert kept is None or type(plain.value) is kept
+
+
+def _raise(e):
+    raise e

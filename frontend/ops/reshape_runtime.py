@@ -1,0 +1,105 @@
+"""tfn.reshape to a shape known only when the function runs (`tfn.reshape(x, [n, -1])` with a tensor `n`).
+
+The rank must be known while tracing (a list of sizes, or a 1-D shape tensor of known length); each size may be
+a Python int or a scalar tensor, one may be -1 (also at run time). The result gathers the row-major elements of
+`x` with an index tensor made by broadcasting one tfn.range per dim; a shape whose element count is not `x`'s
+raises InvalidArgumentError when the function runs (an out-of-range gather index names the count).
+"""
+import numpy as np
+
+from tfn import dtypes
+from tfn.core.dispatch import apply
+from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor, known
+from tfn.ops.math_ops import cast, where
+from tfn.ops.shape_ops import size
+from tfn.ops.slicing_ops import gather
+
+
+def is_runtime_shape(shape):
+    """Whether a shape argument holds a symbolic tensor (a size known only when the function runs)."""
+    shape = known(shape)
+    return isinstance(shape, SymbolicTensor) or (isinstance(shape, (list, tuple)) and
+                                                 any(isinstance(known(d), SymbolicTensor) for d in shape))
+
+
+def _dims(shape):
+    """The sizes as Python ints or int32 scalar tensors."""
+    shape = known(shape)
+    if isinstance(shape, SymbolicTensor):
+        if shape.ndim != 1 or shape._shape[0] is None:
+            raise ValueError(f"Reshape: a run-time shape must be a 1-D tensor of known length, got {shape!r}")
+        if not shape.dtype.is_integer:
+            raise TypeError(f"Reshape: the shape must hold integers, got {shape!r}")
+        return [cast(shape[i], dtypes.int32) for i in np.arange(shape._shape[0]).tolist()]
+    dims = []
+    for d in shape:
+        d = known(d)
+        if isinstance(d, TensorBase):
+            if d.ndim != 0 or not d.dtype.is_integer:
+                raise TypeError(f"Reshape: each size must be an int or a scalar int tensor, got {d!r}")
+            dims.append(cast(d, dtypes.int32))
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+            dims.append(int(d))
+        else:
+            raise TypeError(f"Reshape: each size must be an int or a scalar int tensor, got {d!r}")
+    if sum(1 for d in dims if isinstance(d, int) and d == -1) > 1:
+        raise ValueError(f"Reshape: only one dimension may be -1, got {shape!r}")
+    return dims
+
+
+def _product(values):
+    out = 1
+    for v in values:
+        out = v * out if isinstance(v, TensorBase) else out * v
+    return out
+
+
+def reshape_runtime(x, shape):
+    """`x` reshaped to `shape`, a shape with sizes computed at run time."""
+    dims = _dims(shape)
+    count = size(x)
+    known_sizes = [where(d < 0, 1, d) if isinstance(d, TensorBase) else (1 if d == -1 else d) for d in dims]
+    inferred = count // convert_to_tensor(_product(known_sizes), dtypes.int32)
+    dims = [where(d < 0, inferred, d) if isinstance(d, TensorBase) else (inferred if d == -1 else d) for d in dims]
+    total = convert_to_tensor(_product(dims), dtypes.int32)
+    # Every index is out of range when the element counts differ: gather reports it when the function runs.
+    index = where(total == count, 0, count)
+    for axis, d in enumerate(dims):
+        line = convert_to_tensor(np.arange(d, dtype=np.int32)) if isinstance(d, int) else \
+            apply("range", [convert_to_tensor(0, dtypes.int32), d, convert_to_tensor(1, dtypes.int32)])
+        along = [1] * len(dims)
+        along[axis] = -1
+        index = index + apply("reshape", [line * _product(dims[axis + 1:])], {"shape": tuple(along)})
+    return gather(apply("reshape", [x], {"shape": (-1,)}), index)
+
+
+def broadcast_to_runtime(x, shape):
+    """`x` broadcast to `shape`, a shape with sizes computed at run time (`x`'s own shape must be static).
+
+    Each output element gathers the element of `x` it repeats; where a size is neither 1 nor `x`'s dim there,
+    every index is out of range and the gather reports it when the function runs."""
+    if None in x._shape:
+        raise TypeError(f"BroadcastTo: to broadcast to a run-time shape, the input's shape must be known when the "
+                        f"function is traced, got {x.shape}")
+    dims = _dims(shape)
+    if len(dims) < x.ndim:
+        raise ValueError(f"BroadcastTo: the shape {shape!r} has fewer dims than the input's {x.shape}")
+    src = [1] * (len(dims) - x.ndim) + list(x._shape)
+    count = int(np.prod(x._shape, dtype=np.int64))
+    fits = convert_to_tensor(True)
+    index = convert_to_tensor(0, dtypes.int32)
+    for axis, (d, s) in enumerate(zip(dims, src)):
+        if isinstance(d, int) and d != s and s != 1:
+            raise ValueError(f"BroadcastTo: cannot broadcast the input's shape {x.shape} to {shape!r}")
+        if isinstance(d, TensorBase):
+            fits = fits & ((d == s) | (s == 1))
+        if s != 1:
+            line = convert_to_tensor(np.arange(s, dtype=np.int32)) * int(np.prod(src[axis + 1:], dtype=np.int64))
+        else:
+            size = convert_to_tensor(d, dtypes.int32)
+            line = apply("range", [convert_to_tensor(0, dtypes.int32), size, convert_to_tensor(1, dtypes.int32)]) * 0
+        along = [1] * len(dims)
+        along[axis] = -1
+        index = index + apply("reshape", [line], {"shape": tuple(along)})
+    index = index + where(fits, 0, count)
+    return gather(apply("reshape", [x], {"shape": (-1,)}), index)
