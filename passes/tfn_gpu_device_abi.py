@@ -14,23 +14,20 @@ Host ops that would read or write device memory are errors naming the op, as in 
 from mlir import ir
 
 from tfn.passes.registry import PassFailure, register
-from tfn.passes.tfn_gpu_device_buffers import _alloc, _dealloc, _dims, _host_misuse, _in_launch, _memcpy, _root
+from tfn.passes.tfn_gpu_device_buffers import (
+    _alloc,
+    _dealloc,
+    _dims,
+    _host_misuse,
+    _memcpy,
+    _root,
+    host_buffers_to_device,
+)
 from tfn.passes.walk import collect, funcs
 
 
 def _device_function(fn):
-    for op in collect(fn, lambda o: o.name in ("memref.alloc", "memref.dealloc", "memref.copy")):
-        if _in_launch(op):
-            continue
-        ip = ir.InsertionPoint(op)
-        if op.name == "memref.alloc":
-            new = _alloc(ip, op.location, op.results[0].type, list(op.operands))
-            op.results[0].replace_all_uses_with(new.result)
-        elif op.name == "memref.dealloc":
-            _dealloc(ip, op.location, op.operands[0])
-        else:
-            _memcpy(ip, op.location, op.operands[1], op.operands[0])
-        op.erase()
+    host_buffers_to_device(fn)
     for ret in collect(fn, lambda o: o.name == "func.return"):
         ip = ir.InsertionPoint(ret)
         returned = set()

@@ -65,6 +65,23 @@ def _in_launch(op):
     return False
 
 
+def host_buffers_to_device(fn):
+    """Every memref.alloc/dealloc/copy of `fn` outside a gpu.launch becomes its device form (gpu.alloc, gpu.dealloc,
+    gpu.memcpy)."""
+    for op in collect(fn, lambda o: o.name in ("memref.alloc", "memref.dealloc", "memref.copy")):
+        if _in_launch(op):
+            continue
+        ip = ir.InsertionPoint(op)
+        if op.name == "memref.alloc":
+            new = _alloc(ip, op.location, op.results[0].type, list(op.operands))
+            op.results[0].replace_all_uses_with(new.result)
+        elif op.name == "memref.dealloc":
+            _dealloc(ip, op.location, op.operands[0])
+        else:
+            _memcpy(ip, op.location, op.operands[1], op.operands[0])
+        op.erase()
+
+
 def _device_function(fn):
     block = fn.regions[0].blocks[0]
     loc = fn.location
@@ -79,18 +96,7 @@ def _device_function(fn):
         for owner, n in uses:
             owner.operands[n] = dev
         copies.append(dev)
-    for op in collect(fn, lambda o: o.name in ("memref.alloc", "memref.dealloc", "memref.copy")):
-        if _in_launch(op):
-            continue
-        ip = ir.InsertionPoint(op)
-        if op.name == "memref.alloc":
-            new = _alloc(ip, op.location, op.results[0].type, list(op.operands))
-            op.results[0].replace_all_uses_with(new.result)
-        elif op.name == "memref.dealloc":
-            _dealloc(ip, op.location, op.operands[0])
-        else:
-            _memcpy(ip, op.location, op.operands[1], op.operands[0])
-        op.erase()
+    host_buffers_to_device(fn)
     for ret in collect(fn, lambda o: o.name == "func.return"):
         ip = ir.InsertionPoint(ret)
         for i, value in enumerate(list(ret.operands)):

@@ -12,10 +12,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 
 from tfn.dialects.errors import DataLossError, NotFoundError
 from tfn.runtime import stored
+from tfn.runtime.cachedir import write_atomic
 
 FORMAT = "tfn.saved_model"
 VERSION = 1  # the layout and manifest schema this tfn writes and reads
@@ -41,17 +41,7 @@ def write(export_dir, files, manifest):
 
 def _write(folder, rel, data):
     """Write by rename: a reader sees the old file or the new one, never part of one."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.join(folder, os.path.dirname(rel)), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, os.path.join(folder, rel))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(os.path.join(folder, os.path.dirname(rel)), os.path.basename(rel), data)
 
 
 def read(export_dir):
