@@ -1,4 +1,4 @@
-"""Shape ops: transpose, reshape, expand_dims, squeeze, broadcast_to, concat, stack, unstack.
+"""Shape ops: transpose, reshape, expand_dims, squeeze, broadcast_to, tile, concat, stack, unstack.
 
 Dynamic dims (None) follow the table's convention: a dynamic dim is assumed to be the size the op needs
 (never a broadcast 1), and `squeeze` without an axis keeps dynamic dims.
@@ -172,6 +172,36 @@ def _broadcast_to_infer(types, attrs):
 
 define("broadcast_to", ["x"], _broadcast_to_infer, lambda a, at: np.broadcast_to(a[0], at["shape"]).copy(),
        {"shape": "i64s"}, summary="broadcast x (NumPy rules) to a given shape", tf_api="broadcast_to")
+
+
+# tile --------------------------------------------------------------------------------------------------
+
+def check_multiples(rank, multiples):
+    """TF's Tile checks of `multiples` against the input's rank."""
+    if len(multiples) != rank:
+        raise InvalidArgumentError(f"Expected multiples argument to be a vector of length {rank} but got length "
+                                   f"{len(multiples)} [Op:Tile]")
+    for i, m in enumerate(multiples):
+        if m < 0:
+            raise InvalidArgumentError(f"Expected multiples[{i}] >= 0, but got {m} [Op:Tile]")
+
+
+def _tile_infer(types, attrs):
+    x, multiples = types[0], attrs["multiples"]
+    check_multiples(x.rank, multiples)
+    shape = tuple(None if d is None else d * m for d, m in zip(x.shape, multiples))
+    check_size(shape, x.dtype)
+    return TensorType(shape, x.dtype)
+
+
+def _tile_kernel(arrays, attrs):
+    check_multiples(arrays[0].ndim, attrs["multiples"])
+    return np.tile(arrays[0], attrs["multiples"]) if arrays[0].ndim else arrays[0].copy()
+
+
+define("tile", ["x"], _tile_infer, _tile_kernel, {"multiples": "i64s"},
+       summary="x repeated multiples[i] times along each dim i: out.shape[i] = x.shape[i] * multiples[i]",
+       tf_api="tile")
 
 
 # concat / stack / unstack ------------------------------------------------------------------------------

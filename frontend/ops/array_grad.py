@@ -57,6 +57,21 @@ def _broadcast_to_grad(op, g):
     return unbroadcast(g, op.inputs[0])
 
 
+@gradient(ops.tile)
+def _tile_grad(op, g):
+    """The sum of g's tiles: g reshaped to [m0, d0, m1, d1, ...] and summed over the multiple axes."""
+    x, multiples = op.inputs[0], op.attrs["multiples"]
+    shape, axes = [], []
+    for i, (d, m) in enumerate(zip(x._shape, multiples)):
+        if m != 1:
+            axes.append(len(shape))
+            shape.append(m)
+        shape.append(d if d is not None else shape_ops.shape(x)[i])
+    if not axes:
+        return g
+    return reduction_ops.reduce_sum(array_ops.reshape(g, shape), axis=axes)
+
+
 @gradient(ops.concat)
 def _concat_grad(op, g):
     x, y = op.inputs

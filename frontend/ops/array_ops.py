@@ -1,4 +1,4 @@
-"""Public shape functions: transpose, reshape, expand_dims, squeeze, broadcast_to, concat, stack, unstack.
+"""Public shape functions: transpose, reshape, expand_dims, squeeze, broadcast_to, tile, concat, stack, unstack.
 
 Permutations and axes must be known when a function is traced: Python ints, lists/tuples of ints, NumPy arrays
 or eager tensors; a symbolic tensor there raises TypeError. reshape also takes sizes computed at run time
@@ -6,6 +6,7 @@ or eager tensors; a symbolic tensor there raises TypeError. reshape also takes s
 """
 import numpy as np
 
+from tfn import dtypes
 from tfn.core import tensor as tensor_mod
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
@@ -113,6 +114,20 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     if reshape_runtime.is_runtime_shape(shape):
         return reshape_runtime.broadcast_to_runtime(x, shape)
     return apply("broadcast_to", [x], {"shape": _static_ints(shape, "shape", "BroadcastTo")})
+
+
+@op_api(ops.tile, exports=("tile",))
+def tile(input, multiples, name=None):  # noqa: A002
+    """`input` repeated `multiples[i]` times along each dim i (a vector of ints, one per dim of `input`).
+
+    `multiples` must be known when a function is traced (Python ints, a list, a NumPy array or a constant).
+    """
+    x = convert_to_tensor(input)
+    m = known(multiples)
+    if isinstance(m, TensorBase) and m.dtype not in (dtypes.int32, dtypes.int64):
+        raise InvalidArgumentError(f"Value for attr 'Tmultiples' of {m.dtype.name} is not in the list of allowed "
+                                   "values: int32, int64 [Op:Tile]")
+    return apply("tile", [x], {"multiples": _static_ints(multiples, "multiples", "Tile")})
 
 
 @op_api(ops.concat, exports=("concat",))

@@ -229,6 +229,31 @@ def lower_broadcast_to(rw):
     return [_result(linalg.broadcast(x, outs=[empty(out)], dimensions=added))]
 
 
+@lowering(ops.tile)
+def lower_tile(rw):
+    """tfn.tile -> linalg.broadcast of x into [m0, d0, m1, d1, ...] (no new dim where a multiple is 1), then
+    tensor.collapse_shape to [m0 * d0, m1 * d1, ...]: one vectorisable copy, the collapse is free."""
+    x, src, out = rw.operands[0], rw.in_types[0], rw.out
+    multiples = list(rw.attrs["multiples"])
+    if all(m == 1 for m in multiples):
+        return [x]
+    shape, groups, added, dyn = [], [], [], []
+    for i, (d, m) in enumerate(zip(src.shape, multiples)):
+        group = []
+        if m != 1:
+            added.append(len(shape))
+            group.append(len(shape))
+            shape.append(m)
+        group.append(len(shape))
+        shape.append(d)
+        groups.append(group)
+        if d is None:
+            dyn.append(dim(x, i))
+    wide = TensorType(shape, src.dtype)
+    spread = _result(linalg.broadcast(x, outs=[empty(wide, dyn)], dimensions=added))
+    return [_collapse(spread, groups, out)]
+
+
 def _concat_sizes(values, in_types, out, axis):
     """Index values for the dynamic dims of a concat result: the operands' sum along the axis."""
     sizes = []
