@@ -69,6 +69,7 @@ SAMPLES = {
     "expand_dims": (lambda x: tfn.expand_dims(x, 1), [F]),
     "squeeze": (lambda x: tfn.squeeze(tfn.expand_dims(x, 0)), [F]),
     "broadcast_to": (lambda x: tfn.broadcast_to(x, [4, 3]), [G]),
+    "tile": (lambda x: tfn.tile(x, [2, 3]), [F]),
     "concat": (lambda x, y: tfn.concat([x, y], 0), [F, F]), "stack": (lambda x: tfn.stack([x, x], 1), [G]),
     "unstack": (lambda x: tfn.unstack(x)[1], [F]),
     "gather": (lambda x, i: tfn.gather(x, i, axis=1), [F, IDX]),

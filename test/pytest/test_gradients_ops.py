@@ -86,6 +86,7 @@ def _cases():
     cases["expand_dims"] = [(lambda x: tfn.expand_dims(x, -1), [rand(2, 3)])]
     cases["squeeze"] = [(tfn.squeeze, [rand(2, 1, 3, 1)]), (lambda x: tfn.squeeze(x, [1]), [rand(2, 1, 3, 1)])]
     cases["broadcast_to"] = [(lambda x: tfn.broadcast_to(x, [2, 4, 3]), [rand(4, 1)])]
+    cases["tile"] = [(lambda x: tfn.tile(x, [2, 1, 3]), [rand(2, 3, 2)]), (lambda x: tfn.tile(x, [3]), [rand(2)])]
     cases["pad"] = [(lambda x, v: tfn.pad(x, [[1, 0], [2, 1]], constant_values=v), [rand(2, 3), rand()]),
                     (lambda x: tfn.pad(x, [[0, 2]], mode="REFLECT"), [rand(4)])]
     cases["concat"] = [(lambda x, y: tfn.concat([x, y], 1), [rand(2, 3), rand(2, 2)]),
@@ -237,7 +238,7 @@ DYNAMIC = {"broadcasting": lambda x: x * _B + _B, "reductions": lambda x: tfn.re
            "concat": lambda x: tfn.concat([x, x * 2.0], 0), "transpose": tfn.transpose,
            "slice": lambda x: x[:, 1:], "index": lambda x: x[:, 2, None], "unary": lambda x: tfn.tanh(x) * tfn.exp(x),
            "expand_squeeze": lambda x: tfn.squeeze(tfn.expand_dims(x, 1), [1]),
-           "where": lambda x: tfn.where(x > 1.0, x, x * x)}
+           "where": lambda x: tfn.where(x > 1.0, x, x * x), "tile": lambda x: tfn.tile(x, [2, 3])}
 
 
 @pytest.mark.parametrize("name", sorted(DYNAMIC))

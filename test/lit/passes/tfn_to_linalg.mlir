@@ -331,6 +331,28 @@ func.func @unstack(%x: tensor<2x3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
 }
 
+// tile broadcasts into [m0, d0, m1, d1, ...] (no dim where a multiple is 1) and collapses the pairs; a
+// dynamic input dim stays dynamic.
+// CHECK-LABEL: func.func @tile
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[D:.*]]: tensor<?x3xi32>)
+func.func @tile(%x: tensor<2x3xf32>, %d: tensor<?x3xi32>) -> (tensor<4x3xf32>, tensor<0x6xf32>, tensor<?x9xi32>, tensor<2x3xf32>) {
+  // CHECK: %[[B:.*]] = linalg.broadcast ins(%[[X]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x2x3xf32>) dimensions = [0]
+  // CHECK: tensor.collapse_shape %[[B]] {{\[\[}}0, 1], [2]] : tensor<2x2x3xf32> into tensor<4x3xf32>
+  %0 = "tfn.tile"(%x) {multiples = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  // CHECK: %[[Z:.*]] = linalg.broadcast ins(%[[X]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<0x2x2x3xf32>) dimensions = [0, 2]
+  // CHECK: tensor.collapse_shape %[[Z]] {{\[\[}}0, 1], [2, 3]] : tensor<0x2x2x3xf32> into tensor<0x6xf32>
+  %1 = "tfn.tile"(%x) {multiples = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<0x6xf32>
+  // CHECK: %[[N:.*]] = tensor.dim %[[D]], %{{.*}} : tensor<?x3xi32>
+  // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x3x3xi32>
+  // CHECK: %[[DB:.*]] = linalg.broadcast ins(%[[D]] : tensor<?x3xi32>) outs(%[[E]] : tensor<?x3x3xi32>) dimensions = [1]
+  // CHECK: tensor.collapse_shape %[[DB]] {{\[\[}}0], [1, 2]] : tensor<?x3x3xi32> into tensor<?x9xi32>
+  %2 = "tfn.tile"(%d) {multiples = array<i64: 1, 3>} : (tensor<?x3xi32>) -> tensor<?x9xi32>
+  // All multiples 1: x itself.
+  // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[X]] :
+  %3 = "tfn.tile"(%x) {multiples = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2, %3 : tensor<4x3xf32>, tensor<0x6xf32>, tensor<?x9xi32>, tensor<2x3xf32>
+}
+
 // ---- fill, gather, one_hot, range, strided_slice, eye, pad
 
 // eye compares the row and column indices of each element.
