@@ -5,6 +5,7 @@ examples/sections/, with `tf` read as `tfn`, run here in the guide's order; the 
 timings, is written here. Everything under @tfn.function is traced into the tfn MLIR dialect, lowered through
 linalg to LLVM, compiled to native code and called from Python. The test suite checks each section's output.
 """
+import importlib.util
 import os
 import runpy
 import sys
@@ -20,6 +21,9 @@ from common import section  # noqa: E402
 
 
 def run_section(name):
+    if name == "distribute.py" and importlib.util.find_spec("mpi4py") is None:
+        section("Distributed training: not run — tfn.distribute needs MPI: pip install \".[distribute]\"")
+        return
     runpy.run_path(os.path.join(_DIR, name), run_name="__main__")
 
 
