@@ -13,17 +13,17 @@ Host ops that would read or write device memory are errors naming the op, as in 
 """
 from mlir import ir
 
-from tfn.passes.registry import PassFailure, register
+from tfn.passes.registry import register
 from tfn.passes.tfn_gpu_device_buffers import (
     _alloc,
     _dealloc,
     _dims,
-    _host_misuse,
     _memcpy,
     _root,
     host_buffers_to_device,
+    rewrite_gpu_functions,
 )
-from tfn.passes.walk import collect, funcs
+from tfn.passes.walk import collect
 
 
 def _device_function(fn):
@@ -50,14 +50,4 @@ def _device_function(fn):
 @register("tfn-gpu-device-abi", "Host side of GPU functions for the runtime: device-memory arguments and results, "
           "gpu.alloc / gpu.dealloc / gpu.memcpy on the device only")
 def gpu_device_abi(module_op):
-    failed = False
-    for fn in funcs(module_op):
-        if not collect(fn, lambda o: o.name == "gpu.launch"):
-            continue
-        for op in _host_misuse(fn):
-            op.location.emit_error(f"tfn-gpu-device-abi: {op.name} would touch device memory on the host")
-            failed = True
-        if not failed:
-            _device_function(fn)
-    if failed:
-        raise PassFailure()
+    rewrite_gpu_functions(module_op, "tfn-gpu-device-abi", _device_function)

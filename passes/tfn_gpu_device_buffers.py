@@ -144,14 +144,20 @@ def _host_misuse(fn):
 @register("tfn-gpu-device-buffers", "Host side of GPU functions on device buffers: gpu.alloc, gpu.memcpy in and out, "
           "gpu.dealloc")
 def gpu_device_buffers(module_op):
+    rewrite_gpu_functions(module_op, "tfn-gpu-device-buffers", _device_function)
+
+
+def rewrite_gpu_functions(module_op, pass_name, rewrite):
+    """rewrite(fn) for each function of `module_op` that launches GPU kernels, unless a host op of some such
+    function would touch device memory: each is reported (an error naming `pass_name`) and the pass fails."""
     failed = False
     for fn in funcs(module_op):
         if not collect(fn, lambda o: o.name == "gpu.launch"):
             continue
         for op in _host_misuse(fn):
-            op.location.emit_error(f"tfn-gpu-device-buffers: {op.name} would touch device memory on the host")
+            op.location.emit_error(f"{pass_name}: {op.name} would touch device memory on the host")
             failed = True
         if not failed:
-            _device_function(fn)
+            rewrite(fn)
     if failed:
         raise PassFailure()
