@@ -103,16 +103,22 @@ def test_header_states_the_convention(mlp_lib):
     assert "argument x: float32 [4, 3] (float)" in text
 
 
-@needs_cc
-def test_library_needs_no_python_and_exports_only_its_entry_points(mlp_lib):
-    lib, _ = mlp_lib
+def _assert_needs_only_libc(library):
+    """Assert the shared object needs the C library and its dynamic loader only (thread-local storage: the message
+    buffer), nothing of Python or MLIR; returns readelf's path (skips the test without readelf)."""
     readelf = shutil.which("readelf")
     if readelf is None:
         pytest.skip("no readelf")
-    needed = subprocess.run([readelf, "-d", lib.library], capture_output=True, text=True, check=True).stdout
+    needed = subprocess.run([readelf, "-d", library], capture_output=True, text=True, check=True).stdout
     libs = [line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line]
-    # the C library and its dynamic loader (thread-local storage: the message buffer), nothing of Python or MLIR
     assert libs and all(n.startswith(("libc.so", "libm.so", "libpthread.so", "ld-linux")) for n in libs), libs
+    return readelf
+
+
+@needs_cc
+def test_library_needs_no_python_and_exports_only_its_entry_points(mlp_lib):
+    lib, _ = mlp_lib
+    readelf = _assert_needs_only_libc(lib.library)
     symbols = subprocess.run([readelf, "--dyn-syms", "-W", lib.library], capture_output=True, text=True).stdout
     defined = {line.split()[-1] for line in symbols.splitlines()
                if " FUNC " in line and " GLOBAL " in line and " UND " not in line}
@@ -170,12 +176,7 @@ def test_library_with_an_error_channel_needs_only_libc_and_no_lock(pick_lib):
     """The thread-local error channel's emulated TLS comes from libgcc.a (linked in), not libgcc_s; calls are not
     serialised by a lock: each thread reads its own flag through tfn_error_flag_slot()."""
     lib, _ = pick_lib
-    readelf = shutil.which("readelf")
-    if readelf is None:
-        pytest.skip("no readelf")
-    needed = subprocess.run([readelf, "-d", lib.library], capture_output=True, text=True, check=True).stdout
-    libs = [line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line]
-    assert libs and all(n.startswith(("libc.so", "libm.so", "libpthread.so", "ld-linux")) for n in libs), libs
+    readelf = _assert_needs_only_libc(lib.library)
     symbols = subprocess.run([readelf, "--syms", "-W", lib.library], capture_output=True, text=True).stdout
     assert "__emutls_get_address" in symbols and " tfn_lock" not in symbols  # the wrapper once had one
 
