@@ -56,9 +56,10 @@ class CompileError(InternalError):
     """tfn could not compile a traced function (an MLIR pass or the native toolchain failed)."""
 
 
-class StagingError(RecursionError):
-    """A function that cannot be staged: TF's AutoGraph StagingError, raised for a tf.function recursing on
-    tensors (TF reports the RecursionError inside it; a RecursionError here too, so either class catches it)."""
+class StagingError(Exception):
+    """A function that cannot be staged: TF's AutoGraph StagingError (an Exception, as TF's), raised for a
+    tf.function recursing on tensors and for what the user's code raised while tracing that TF does not re-raise
+    with its own class ("in user code: ...")."""
 
 
 class InaccessibleTensorError(ValueError):

@@ -114,9 +114,9 @@ def test_recursion_on_a_tensor_fails_fast_and_on_a_python_value_works():
             return 1
 
     start = time.perf_counter()
-    with pytest.raises(RecursionError, match=r"the tfn.function 'recursive_fn2' calls itself recursively with the "
-                       r"same argument types \(n: TensorSpec\(shape=\(\), dtype=tfn.int32, name=None\)\) while it is "
-                       r"being traced \(at .*test_tracing_guide.py:\d+\): a recursion on a tensor value"):
+    with pytest.raises(tf.errors.StagingError, match=r"the tfn.function 'recursive_fn2' calls itself recursively with "
+                       r"the same argument types \(n: TensorSpec\(shape=\(\), dtype=tfn.int32, name=None\)\) while it "
+                       r"is being traced \(at .*test_tracing_guide.py:\d+\): a recursion on a tensor value"):
         recursive_fn2(tf.constant(5))  # Bad - maximum recursion error.
     assert time.perf_counter() - start < 5
 
