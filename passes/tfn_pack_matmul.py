@@ -131,12 +131,16 @@ def _padded(value, shape):
     return pad.result
 
 
-def _packed(b, nb, t):
-    """b [batch..., K', N'] packed into [batch..., N' / NR, K', NR] (a tagged linalg.pack)."""
+def _packed(b, nb, t, transposed=False):
+    """b [batch..., K', N'] packed into [batch..., N' / NR, K', NR] (a tagged linalg.pack); with `transposed`, b is
+    stored [batch..., N', K'] (B's transpose, as a matmul with transpose_b reads it) and packed into the same layout
+    directly, without a transposed copy first."""
     shape = _shape(b)
-    dest = tensor.EmptyOp(shape[:nb] + [shape[nb + 1] // t.nr, shape[nb], t.nr], ir.F32Type.get()).result
-    perm = list(range(nb)) + [nb + 1, nb]
-    return _tag(linalg.pack(b, dest, [nb + 1], [t.nr], outer_dims_perm=perm), "pack", [1] * (nb + 1) + [t.kr, t.nr])
+    k, n = (shape[nb + 1], shape[nb]) if transposed else (shape[nb], shape[nb + 1])
+    dest = tensor.EmptyOp(shape[:nb] + [n // t.nr, k, t.nr], ir.F32Type.get()).result
+    n_dim = nb if transposed else nb + 1
+    perm = list(range(nb)) + ([nb, nb + 1] if transposed else [nb + 1, nb])
+    return _tag(linalg.pack(b, dest, [n_dim], [t.nr], outer_dims_perm=perm), "pack", [1] * (nb + 1) + [t.kr, t.nr])
 
 
 def _filled(out, value, rows):
@@ -162,17 +166,19 @@ def task_count(flops, t):
     return max(t.workers, min(t.workers * t.tasks_per_worker, flops // MIN_TASK_FLOPS))
 
 
-def _contract(a, bp, acc, t, mr, split=None):
-    """Tagged acc[batch..., m, j, r] += a[batch..., m, k] * bp[j, k, r] (bp without batch dims when it has fewer);
-    register tiles of mr rows (mr divides M); split over the workers by `split` (worker_split) when given."""
+def _contract(a, bp, acc, t, mr, split=None, a_transposed=False):
+    """Tagged acc[batch..., m, j, r] += a[batch..., m, k] * bp[j, k, r] (bp without batch dims when it has fewer; a
+    stored [batch..., k, m] when a_transposed: the register tile then reads MR consecutive floats of one row of a,
+    as a packed A would hold them); register tiles of mr rows (mr divides M); split over the workers by `split`
+    (worker_split) when given."""
     nb = len(_shape(acc)) - 3
     part = [split[d] if split and split[d] else s for d, s in enumerate(_shape(acc))]
     mp, panels, nr = part[nb:]
-    kp = _shape(a)[-1]
+    kp = _shape(a)[-2 if a_transposed else -1]
     d = [ir.AffineDimExpr.get(i) for i in range(nb + 4)]
     bd, (i, j, k, r) = d[:nb], d[nb:]
     b_batch = bd[:len(_shape(bp)) - 3]
-    maps = [affine_map(nb + 4, bd + [i, k]), affine_map(nb + 4, b_batch + [j, k, r]),
+    maps = [affine_map(nb + 4, bd + ([k, i] if a_transposed else [i, k])), affine_map(nb + 4, b_batch + [j, k, r]),
             affine_map(nb + 4, bd + [i, j, r])]
     iters = parallel(nb + 2) + [reduction()] + parallel(1)
     res = generic([a, bp], maps[:2], [acc], maps[2:], iters, lambda x, y, c: arith.addf(c, arith.mulf(x, y)))[0]
@@ -225,19 +231,44 @@ def candidate(op):
     return 0 not in _shape(op.operands[2]) and 0 not in _shape(op.operands[0]) and _flops(op) >= MIN_FLOPS
 
 
-def rewrite_matmul(op, t):
-    """pad + pack + tagged packed contraction + collapse + slice, for a candidate matmul / batch_matmul."""
-    a, b, c = op.operands
-    nb = 1 if op.name == "linalg.batch_matmul" else 0
-    batch, (m, n) = _shape(c)[:nb], _shape(c)[nb:]
+def _transpose_source(value, rank):
+    """The operand of the linalg.transpose swapping the last two of `rank` dims that defines value, else None."""
+    owner = value.owner
+    owner = getattr(owner, "operation", owner)
+    if not isinstance(owner, ir.Operation) or owner.name != "linalg.transpose":
+        return None
+    perm = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
+    return owner.operands[0] if perm == list(range(rank - 2)) + [rank - 1, rank - 2] else None
+
+
+def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
+    """C [batch..., M, N] = fill + A B as pad + pack + tagged packed contraction + collapse + slice. a is A
+    [batch..., M, K], or A's transpose [batch..., K, M] when a_transposed; b is B [batch..., K, N], or B's
+    transpose [batch..., N, K] when b_transposed (a matmul with a transposed operand reads it as stored: no
+    transposed copy is made)."""
+    sa, sb = _shape(a), _shape(b)
+    batch = sa[:nb]
+    m, k = (sa[nb + 1], sa[nb]) if a_transposed else (sa[nb], sa[nb + 1])
+    n = sb[nb] if b_transposed else sb[nb + 1]
     t = for_columns(t, n)
-    mp, np_, kp = round_up(m, t.mr), round_up(n, t.nr), round_up(_shape(a)[-1], t.kr)
-    bp = _packed(_padded(b, batch + [kp, np_]), nb, t)
-    acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, _fill_value(c), t.mr)
+    mp, np_, kp = round_up(m, t.mr), round_up(n, t.nr), round_up(k, t.kr)
+    bp = _packed(_padded(b, batch + ([np_, kp] if b_transposed else [kp, np_])), nb, t, b_transposed)
+    acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, fill, t.mr)
     flops = 2 * kp * _prod(_shape(acc))
     big = t.workers > 1 and flops >= MIN_PARALLEL_FLOPS
     split = worker_split(_shape(acc), t.mr, t.workers, task_count(flops, t)) if big else None
-    return _unpacked(_contract(_padded(a, batch + [mp, kp]), bp, acc, t, t.mr, split), _shape(c))
+    a = _padded(a, batch + ([kp, mp] if a_transposed else [mp, kp]))
+    return _unpacked(_contract(a, bp, acc, t, t.mr, split, a_transposed), batch + [m, n])
+
+
+def rewrite_matmul(op, t):
+    """packed_product of a candidate matmul / batch_matmul; an operand that is a linalg.transpose of the last two
+    dims is read through it (the transpose is erased once unused)."""
+    a, b, c = op.operands
+    nb = 1 if op.name == "linalg.batch_matmul" else 0
+    a_src, b_src = _transpose_source(a, nb + 2), _transpose_source(b, nb + 2)
+    return packed_product(a if a_src is None else a_src, b if b_src is None else b_src, _fill_value(c), t, nb,
+                          a_src is not None, b_src is not None)
 
 
 def _attr_pair(op, name):
@@ -335,5 +366,10 @@ def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_wor
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
             new = rewrite_conv(op, t) if op.name == "linalg.conv_2d_nhwc_hwcf" else rewrite_matmul(op, t)
+        producers = [v.owner for v in op.operands[:2]]
         op.results[0].replace_all_uses_with(new)
         op.erase()
+        for p in producers:
+            p = getattr(p, "operation", p)
+            if isinstance(p, ir.Operation) and p.name == "linalg.transpose" and not list(p.results[0].uses):
+                p.erase()

@@ -160,3 +160,24 @@ func.func @conv_huge_filter(%x: tensor<1x64x64x4xf32>, %w: tensor<11x11x4x8xf32>
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x64x4xf32>, tensor<11x11x4x8xf32>) outs(%1 : tensor<1x54x54x8xf32>) -> tensor<1x54x54x8xf32>
   return %2 : tensor<1x54x54x8xf32>
 }
+
+// Transposed operands (a matmul with transpose_a / transpose_b lowers to linalg.transpose + linalg.matmul) are read
+// as stored: B^T [N, K] is packed directly into [N / NR, K, NR] panels (inner_dims_pos = [0]) and A^T [K, M] is read
+// by the contraction through a (k, m) map; neither transposed copy is left.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.pack %{{.*}} outer_dims_perm = [0, 1] inner_dims_pos = [0] inner_tiles = [32] {{.*}}tfn.kernel = "pack"{{.*}} : tensor<256x128xf32> -> tensor<8x128x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg0, %pack : tensor<128x64xf32>, tensor<8x128x32xf32>) {{.*}}tfn.kernel = "contract"
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @transposed_operands(%at: tensor<128x64xf32>, %bt: tensor<256x128xf32>) -> tensor<64x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64x128xf32>
+  %a = linalg.transpose ins(%at : tensor<128x64xf32>) outs(%e0 : tensor<64x128xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<128x256xf32>
+  %b = linalg.transpose ins(%bt : tensor<256x128xf32>) outs(%e1 : tensor<128x256xf32>) permutation = [1, 0]
+  %0 = tensor.empty() : tensor<64x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %2 : tensor<64x256xf32>
+}
