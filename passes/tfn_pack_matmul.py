@@ -218,8 +218,123 @@ def _prod(xs):
     return p
 
 
+def _runs(dims, group_of):
+    """dims (an operand's map results) cut into runs of consecutive dims of one group: [(group, [dims])]."""
+    runs = []
+    for d in dims:
+        if runs and runs[-1][0] == group_of[d]:
+            runs[-1][1].append(d)
+        else:
+            runs.append((group_of[d], [d]))
+    return runs
+
+
+def _mul_add_body(op):
+    """Whether a linalg.generic's body is out + in0 * in1 (f32, either operand order)."""
+    block = op.regions[0].blocks[0]
+    ops = [getattr(o, "operation", o) for o in block.operations]
+    if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    mul, add, yld = ops
+    args = list(block.arguments)
+    return ({_arg_number(v, args) for v in mul.operands} == {0, 1}
+            and {_arg_number(v, args) for v in add.operands} == {2, None}
+            and any(v == mul.results[0] for v in add.operands) and yld.operands[0] == add.results[0])
+
+
+def _arg_number(value, args):
+    return next((i for i, a in enumerate(args) if a == value), None)
+
+
+@dataclass(frozen=True)
+class GenericContraction:
+    """A linalg.generic computing C = fill + A B whose M, N and K may each be several loops (what upstream
+    linalg-fuse-elementwise-ops makes of a matmul beside reshapes: their dims folded into the loops). a holds C's
+    leading dims; each operand is stored as two runs of dims (`*_lead`: how many dims the first run has), with K
+    leading when it is stored transposed."""
+    a: object
+    b: object
+    a_transposed: bool
+    b_transposed: bool
+    a_lead: int
+    b_lead: int
+    c_lead: int
+    flops: int
+
+
+_SWAP = {"m": "n", "n": "m", "k": "k"}
+
+
+def generic_contraction(op):
+    """The GenericContraction a linalg.generic is, or None. Needs two static f32 inputs and a filled output, a
+    mul-add body, projected-permutation maps, every loop in exactly two of the operands (M: A and C, N: B and C,
+    K: A and B; no batch loop), and each operand stored as two runs of consecutive loops, one group each, in the
+    same loop order as the other operand holding that group (so that collapsing each run is a reshape)."""
+    if op.name != "linalg.generic" or len(op.operands) != 3 or len(op.results) != 1:
+        return None
+    if not all(_static_f32(v) for v in op.operands) or _fill_value(op.operands[2]) is None or not _mul_add_body(op):
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if not all(m.is_projected_permutation and len(m.results) for m in maps):
+        return None
+    dims = [[ir.AffineDimExpr(e).position for e in m.results] for m in maps]
+    group_of = {}
+    for d in range(maps[0].n_dims):
+        group = {(True, False, True): "m", (False, True, True): "n", (True, True, False): "k"}.get(
+            tuple(d in ds for ds in dims))
+        if group is None:  # a batch loop, a loop of one operand only, or an unused one
+            return None
+        group_of[d] = group
+    runs = [_runs(ds, group_of) for ds in dims]
+    if any(len(r) != 2 for r in runs) or {g for g, _ in runs[2]} != {"m", "n"}:
+        return None
+    a, b, runs_a, runs_b = op.operands[0], op.operands[1], runs[0], runs[1]
+    runs_c = runs[2]
+    if runs_c[0][0] == "n":  # C = [N..., M...] is (B^T A^T): the input holding C's leading loops is the new A
+        a, b, runs_a, runs_b = b, a, runs_b, runs_a
+        runs_a, runs_b, runs_c = ([(_SWAP[g], ds) for g, ds in r] for r in (runs_a, runs_b, runs_c))
+    by_a, by_b, by_c = dict(runs_a), dict(runs_b), dict(runs_c)
+    if set(by_a) != {"m", "k"} or set(by_b) != {"k", "n"}:
+        return None
+    if by_a["m"] != by_c["m"] or by_b["n"] != by_c["n"] or by_a["k"] != by_b["k"]:
+        return None
+    size = {}
+    for value, ds in zip(op.operands, dims):
+        size.update(zip(ds, _shape(value)))
+    flops = 2 * _prod(size.values())
+    return GenericContraction(a, b, runs_a[0][0] == "k", runs_b[0][0] == "n", len(runs_a[0][1]),
+                              len(runs_b[0][1]), len(runs_c[0][1]), flops)
+
+
+def _collapsed(value, lead):
+    """value collapsed to 2-D: its first `lead` dims into one, the rest into the other."""
+    shape = _shape(value)
+    flat = [_prod(shape[:lead]), _prod(shape[lead:])]
+    if shape == flat:
+        return value
+    return tensor.collapse_shape(ir.RankedTensorType.get(flat, ir.F32Type.get()), value,
+                                 [list(range(lead)), list(range(lead, len(shape)))])
+
+
+def rewrite_generic(op, t):
+    """packed_product of a GenericContraction: each operand collapsed to its two runs, the [M, N] product expanded
+    back to C's shape."""
+    g = generic_contraction(op)
+    a, b = _collapsed(g.a, g.a_lead), _collapsed(g.b, g.b_lead)
+    c = packed_product(a, b, _fill_value(op.operands[2]), t, 0, g.a_transposed, g.b_transposed)
+    out_shape = _shape(op.operands[2])
+    if out_shape == _shape(c):
+        return c
+    return tensor.expand_shape(ir.RankedTensorType.get(out_shape, ir.F32Type.get()), c,
+                               [list(range(g.c_lead)), list(range(g.c_lead, len(out_shape)))], [], out_shape)
+
+
 def candidate(op):
-    """Whether op is a static f32 matmul / batch_matmul / NHWC conv big enough for this pass."""
+    """Whether op is a static f32 matmul / batch_matmul / NHWC conv, or a linalg.generic that is a matmul
+    (generic_contraction), big enough for this pass."""
+    if op.name == "linalg.generic":
+        g = generic_contraction(op)
+        return g is not None and g.flops >= MIN_FLOPS
     if op.name not in ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf"):
         return False
     if "indexing_maps" in op.attributes and str(op.attributes["indexing_maps"]) not in DEFAULT_MAPS:
@@ -365,7 +480,9 @@ def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_wor
     t = Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker)
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
-            new = rewrite_conv(op, t) if op.name == "linalg.conv_2d_nhwc_hwcf" else rewrite_matmul(op, t)
+            rewrite = {"linalg.conv_2d_nhwc_hwcf": rewrite_conv, "linalg.generic": rewrite_generic}.get(op.name,
+                                                                                                       rewrite_matmul)
+            new = rewrite(op, t)
         producers = [v.owner for v in op.operands[:2]]
         op.results[0].replace_all_uses_with(new)
         op.erase()
