@@ -293,6 +293,9 @@ def generic_contraction(op):
         if group is None:  # a batch loop, a loop of one operand only, or an unused one
             return None
         group_of[d] = group
+    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any(("reduction" in it) != (group_of[d] == "k") for d, it in enumerate(iterators)):
+        return None
     runs = [_runs(ds, group_of) for ds in dims]
     if any(len(r) != 2 for r in runs) or {g for g, _ in runs[2]} != {"m", "n"}:
         return None
