@@ -21,9 +21,10 @@ element types stay on the generic path.
 Operands are read as stored (packed_product): a matmul operand made by a linalg.transpose of its last two dims (how
 tfn lowers transpose_a / transpose_b, as gradients use them: x^T dz, dz W^T) is read through it. B^T [N, K] is
 packed straight into the same panels (linalg.pack with inner_dims_pos = [0]); A^T [K, M] is read by the contraction
-through a (k, m) map, its MR rows of one k being consecutive floats, as a packed A would hold them. The transposed
-copy made before was a scalar loop (60 us for 128 x 784 floats, an eighth of the product it fed; a 784-256-256-10
-training step made four). A linalg.generic that is a matmul whose M, N or K spans several loops, with operands
+through a (k, m) map, its MR rows of one k being consecutive floats, as a packed A would hold them. Measured against
+the transposed copy made before (same process, interleaved, one core): A^T 4096 x 1024 @ 1024 x 256 56 -> 90
+GFLOP/s, 512 x 1024 @ B^T 1024 x 4096 48 -> 93 GFLOP/s; the 784-256-256-10 training step (four such copies)
+11-14 % faster. A linalg.generic that is a matmul whose M, N or K spans several loops, with operands
 stored either way (generic_contraction; what upstream linalg-fuse-elementwise-ops makes of a matmul beside
 reshapes), is collapsed to a 2-D product and packed the same way.
 """
