@@ -160,3 +160,122 @@ func.func @conv_huge_filter(%x: tensor<1x64x64x4xf32>, %w: tensor<11x11x4x8xf32>
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x64x4xf32>, tensor<11x11x4x8xf32>) outs(%1 : tensor<1x54x54x8xf32>) -> tensor<1x54x54x8xf32>
   return %2 : tensor<1x54x54x8xf32>
 }
+
+// Transposed operands (a matmul with transpose_a / transpose_b lowers to linalg.transpose + linalg.matmul) are read
+// as stored: B^T [N, K] is packed directly into [N / NR, K, NR] panels (inner_dims_pos = [0]) and A^T [K, M] is read
+// by the contraction through a (k, m) map; neither transposed copy is left.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.pack %{{.*}} outer_dims_perm = [0, 1] inner_dims_pos = [0] inner_tiles = [32] {{.*}}tfn.kernel = "pack"{{.*}} : tensor<256x128xf32> -> tensor<8x128x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg0, %pack : tensor<128x64xf32>, tensor<8x128x32xf32>) {{.*}}tfn.kernel = "contract"
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @transposed_operands(%at: tensor<128x64xf32>, %bt: tensor<256x128xf32>) -> tensor<64x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64x128xf32>
+  %a = linalg.transpose ins(%at : tensor<128x64xf32>) outs(%e0 : tensor<64x128xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<128x256xf32>
+  %b = linalg.transpose ins(%bt : tensor<256x128xf32>) outs(%e1 : tensor<128x256xf32>) permutation = [1, 0]
+  %0 = tensor.empty() : tensor<64x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %2 : tensor<64x256xf32>
+}
+
+// A matmul beside a reshape: upstream linalg-fuse-elementwise-ops folds the reshape's dims into the loops, making a
+// linalg.generic (here M = 8 x 32 loops). It is recognised as a contraction: A collapsed to [256, 64], packed
+// like a matmul, and the [256, 128] product expanded back to C's shape.
+// CHECK-LABEL: func.func @matmul_beside_reshape
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<8x32x64xf32> into tensor<256x64xf32>
+// CHECK: linalg.pack %arg1 {{.*}}tfn.kernel = "pack"
+// CHECK: tfn.kernel = "contract"
+// CHECK: tensor.expand_shape {{.*}} : tensor<256x128xf32> into tensor<8x32x128xf32>
+func.func @matmul_beside_reshape(%a: tensor<8x32x64xf32>, %b: tensor<64x128xf32>) -> tensor<8x32x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<8x32x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<8x32x128xf32>) -> tensor<8x32x128xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<8x32x64xf32>, tensor<64x128xf32>) outs(%1 : tensor<8x32x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32x128xf32>
+  return %2 : tensor<8x32x128xf32>
+}
+
+// The filter gradient's shape: g^T (a transpose of an NHWC tensor, K = n y x loops) times the input patches
+// (K = the same loops): A [16, 8, 24, 24] collapsed to [16, 4608], B [8, 24, 24, 72] to [4608, 72].
+// CHECK-LABEL: func.func @reduction_over_several_loops
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1, 2, 3]] : tensor<16x8x24x24xf32> into tensor<16x4608xf32>
+// CHECK: tensor.collapse_shape %arg1 {{\[}}[0, 1, 2], [3]] : tensor<8x24x24x72xf32> into tensor<4608x72xf32>
+// CHECK: tfn.kernel = "contract"
+func.func @reduction_over_several_loops(%a: tensor<16x8x24x24xf32>, %b: tensor<8x24x24x72xf32>) -> tensor<16x72xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<16x72xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<16x72xf32>) -> tensor<16x72xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4, d1)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %b : tensor<16x8x24x24xf32>, tensor<8x24x24x72xf32>) outs(%1 : tensor<16x72xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<16x72xf32>
+  return %2 : tensor<16x72xf32>
+}
+
+// C stored [N, M] (C^T = B^T A^T): the input holding C's leading loops becomes A. Here that input (%b, [64, 96])
+// holds K first, so it is read transposed; %a [200, 64] holds N then K, so it is padded to 224 rows and packed as a transposed B.
+// CHECK-LABEL: func.func @output_transposed
+// CHECK: tensor.pad %arg0 low[0, 0] high[24, 0]
+// CHECK: linalg.pack {{.*}}inner_dims_pos = [0]{{.*}} : tensor<224x64xf32> -> tensor<7x64x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg1, %pack : tensor<64x96xf32>, tensor<7x64x32xf32>) {{.*}}tfn.kernel = "contract"
+func.func @output_transposed(%a: tensor<200x64xf32>, %b: tensor<64x96xf32>) -> tensor<96x200xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<96x200xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<96x200xf32>) -> tensor<96x200xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d1, d0)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<200x64xf32>, tensor<64x96xf32>) outs(%1 : tensor<96x200xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x200xf32>
+  return %2 : tensor<96x200xf32>
+}
+
+// Not contractions this pass knows: a batch loop (in all three operands), a body that is not a mul-add, and a
+// K run split around M in A (no reshape makes it [M, K]) stay as they are.
+// CHECK-LABEL: func.func @not_recognised
+// CHECK-NOT: tfn.kernel
+// CHECK: return
+func.func @not_recognised(%a: tensor<4x128x128xf32>, %b: tensor<4x128x128xf32>, %c: tensor<8x128x16xf32>,
+                          %d: tensor<8x16x128xf32>) -> (tensor<4x128x128xf32>, tensor<4x128x128xf32>, tensor<128x128xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<4x128x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<4x128x128xf32>, tensor<4x128x128xf32>) outs(%1 : tensor<4x128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x128x128xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<4x128x128xf32>, tensor<4x128x128xf32>) outs(%1 : tensor<4x128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.maximumf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x128x128xf32>
+  %4 = tensor.empty() : tensor<128x128xf32>
+  %5 = linalg.fill ins(%cst : f32) outs(%4 : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %6 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%c, %d : tensor<8x128x16xf32>, tensor<8x16x128xf32>) outs(%5 : tensor<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<128x128xf32>
+  return %2, %3, %6 : tensor<4x128x128xf32>, tensor<4x128x128xf32>, tensor<128x128xf32>
+}
