@@ -17,9 +17,11 @@ from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.data import file_cache, staging, structure
+from tfn.data.handles import lookup
 from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
 from tfn.data.traced_iterator import TracedIterator
+from tfn.dialects.abi import DATASET_HANDLE
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.locations import with_excerpt
 from tfn.tracing import trace_type
@@ -802,6 +804,31 @@ class _PrefetchDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _PrefetchDataset(self._parent._rebuild(tensors), self._buffer_size)
+
+
+class _VariantDataset(Dataset):
+    """A dataset argument inside a trace (TF's name for it), passed as the call's state words
+    (frontend/data/native.py): `for x in ds` asks the call's producer for each element; any other use (iter,
+    transformations) rebuilds on the dataset the state words name and pulls through Python."""
+
+    def __init__(self, spec, state):
+        super().__init__(spec)
+        self._state = state
+
+    def _symbolic(self):
+        return True
+
+    def _sources(self):
+        return [self._state]
+
+    def _rebuild(self, tensors):
+        return lookup(int(np.asarray(next(tensors)._value)[DATASET_HANDLE])).dataset
+
+    def _tfn_staged_iteration(self):
+        return staging.state_iteration(graph_mod.current(), self._state, self._spec)
+
+
+Dataset._argument_class = _VariantDataset
 
 
 class _Raised:

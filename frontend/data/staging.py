@@ -19,7 +19,7 @@ from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor
 from tfn.data import structure
 from tfn.data.handles import lookup
 from tfn.dialects import optable
-from tfn.dialects.abi import declare_site
+from tfn.dialects.abi import DATASET_ATTR, DATASET_FETCH, DATASET_HANDLE, DATASET_TAKE, declare_site
 from tfn.dialects.errors import OutOfRangeError
 from tfn.dialects.types import TensorType
 from tfn.ops import fill_ops, math_ops, shape_ops
@@ -35,7 +35,7 @@ def iteration(ds):
     """(initial counter, has_next(k), advance(k) -> (element, next k)) for a loop over `ds` in the current trace."""
     g = graph_mod.current()
     if ds._indexable():
-        n, get, _ = _index(g, ds)
+        n, get, _ = index(g, ds)
         n = _tensor(g, n)
         spec = ds.element_spec
         return (_tensor(g, 0), lambda k: math_ops.less(k, n),
@@ -84,7 +84,7 @@ def _max(a, b):
     return math_ops.maximum(a, b)
 
 
-def _index(g, ds):
+def index(g, ds):
     """(length, get(k) -> flat element, slice(a, b) -> flat batch or None) of an indexable dataset."""
     return _INDEXERS[ds._index_kind](g, ds)
 
@@ -116,7 +116,7 @@ def _range(g, ds):
 
 
 def _zip(g, ds):
-    parts = [_index(g, c) for c in ds._children]
+    parts = [index(g, c) for c in ds._children]
     n = parts[0][0]
     for p in parts[1:]:
         n = _min(n, p[0])
@@ -131,7 +131,7 @@ def _zip(g, ds):
 
 
 def _map(g, ds):
-    n, pget, pslice = _index(g, ds._parent)
+    n, pget, pslice = index(g, ds._parent)
     pspec = ds._parent.element_spec
 
     def apply(flat):
@@ -185,7 +185,7 @@ def _elementwise_ops(graph, n_inputs):
 
 
 def _batch(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     size = ds._size
     if isinstance(pn, int):
         n = pn // size if ds._drop else -(-pn // size)
@@ -217,7 +217,7 @@ def _gather(g, pget, specs, a, m, size):
 
 
 def _repeat(g, ds):
-    pn, pget, _ = _index(g, ds._parent)
+    pn, pget, _ = index(g, ds._parent)
     if ds._count < 0:
         n = _ENDLESS
     elif isinstance(pn, int):
@@ -229,19 +229,19 @@ def _repeat(g, ds):
 
 
 def _take(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     return (pn if ds._count < 0 else _min(pn, ds._count)), pget, pslice
 
 
 def _skip(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     c = ds._count
     window = None if pslice is None else (lambda a, b: pslice(a + c, b + c))
     return _max(pn - c, 0), (lambda k: pget(k + c)), window
 
 
 def _same(g, ds):
-    return _index(g, ds._parent)
+    return index(g, ds._parent)
 
 
 _INDEXERS = {
@@ -256,6 +256,41 @@ _INDEXERS = {
     "skip": _skip,
     "same": _same,
 }
+
+
+# --- dataset arguments passed as state words (frontend/data/native.py) -----------------------------------------
+
+def state_iteration(g, state, spec):
+    """A loop over the dataset argument whose state words are `state`: element k from the call's producer."""
+    types = [TensorType(tuple(s.shape), s.dtype) for s in nest.flatten(spec)]
+    site = len(g.callbacks)  # raises the producer's error; also numbers the loop
+
+    def failed(arrays):
+        lookup(int(arrays[0][DATASET_HANDLE])).raise_error()
+    g.callbacks.append(failed)
+    bool_type = TensorType((), dtypes.bool)
+
+    def has_next(k):
+        return _declared_call(g, f"dataset_fetch_{site}", (DATASET_FETCH, site, site), [state, k], [bool_type])[0]
+
+    def advance(k):
+        out = _declared_call(g, f"dataset_take_{site}", (DATASET_TAKE, site, site), [state], types)
+        return structure.pack_like(spec, out), k + 1
+    return _tensor(g, 0), has_next, advance
+
+
+def _declared_call(g, name, attr, inputs, out_types):
+    """Emit a call of a new private declaration carrying `tfn.dataset` = attr (lowering/dataset_calls.py)."""
+    in_types = [TensorType(x._shape, x._dtype) for x in inputs]
+    with g.location():
+        with ir.InsertionPoint(g.module.body):
+            decl = func_d.FuncOp(name, ir.FunctionType.get([t.to_mlir() for t in in_types],
+                                                           [t.to_mlir() for t in out_types]), visibility="private")
+        decl.attributes[DATASET_ATTR] = ir.DenseI64ArrayAttr.get(list(attr))
+        call = func_d.CallOp([t.to_mlir() for t in out_types], ir.FlatSymbolRefAttr.get(name),
+                             [x._mlir for x in inputs], ip=g.ip)
+    label = g.unique_name(name)
+    return [g.wrap(r, t, f"{label}:{i}") for i, (r, t) in enumerate(zip(call.results, out_types))]
 
 
 # --- run-time callbacks ---------------------------------------------------------------------------------------
