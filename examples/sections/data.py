@@ -97,8 +97,10 @@ def total(dataset):
 print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0])))
 print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0]).map(lambda x: x * 10.0)))
 print(total(tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))))
-# The first pipeline keeps its own trace, indexed by compiled code; every other one shares the second trace,
-# which pulls the elements from Python (TF has one trace for all).
+print(total(tf.data.Dataset.from_generator(lambda: [0.5, 0.25], output_signature=tf.TensorSpec((), tf.float32))))
+# One trace for all four, as in TF: the dataset is an argument naming its producer, which the compiled loop calls
+# for each element. An in-memory pipeline's producer is its own compiled code (the map traced once, compiled), a
+# generator's pulls from Python.
 print("traces:", total.experimental_get_tracing_count())
 
 section("Dataset.cache(filename): the first full pass writes files, later passes read them")

@@ -2,7 +2,9 @@
 
 Eagerly, each dataset is a Python generator over elements held as flat tuples of NumPy arrays (the element
 spec gives their structure). In a tfn.function, `for x in dataset` becomes one scf.while (frontend/data/staging.py):
-in-memory pipelines are indexed by compiled code, the others are pulled through a run-time callback.
+in-memory pipelines are indexed by compiled code, the others are pulled through a run-time callback. A dataset
+passed to a function is its argument by element spec (frontend/data/spec.py): the compiled loop calls the
+pipeline's producer (frontend/data/native.py).
 Class names are TensorFlow's, since reprs show them (`<_TensorSliceDataset element_spec=...>`).
 """
 import itertools

@@ -5,7 +5,8 @@ prefetch) are indexed by compiled code: the loop counts k and element k is compu
 Any other pipeline stays in Python: compiled code pulls its elements through run-time callbacks
 (runtime/callbacks.py), so its loop's size does not depend on the data either. Such a pipeline built inside the
 function on symbolic tensors is rebuilt at every call from its source tensors' values, which the callback that
-starts the loop receives.
+starts the loop receives. A dataset argument passed as state words (frontend/data/native.py) is looped over by
+asking the call's producer for element k (`state_iteration`, lowered by passes/lowering/dataset_calls.py).
 """
 import threading
 
