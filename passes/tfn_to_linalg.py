@@ -6,8 +6,8 @@ from tfn.dialects.types import TensorType
 from tfn.passes.lowering import (  # noqa: F401  (each module registers its family's patterns)
     callbacks,
     collective,
-    dataset_calls,
     conv,
+    dataset_calls,
     elementwise,
     fill,
     gather,

@@ -204,6 +204,8 @@ class _Compiled:
         words[DATASET_SLOT] = self.slot
         words[DATASET_RESULTS] = base + 8 * res_at
         words[k_at:k_at + 3] = [DATASET_SENTINEL, base + 8 * DATASET_K, 0]
+        if self.slot:  # an error an earlier call left unread (its call had already failed) is not this call's
+            ctypes.c_int32.from_address(self.executable._slots[0]()).value = 0
         descriptors, pos = [base + 8 * res_at, base + 8 * k_at], src_at
         for a in sources:
             r = a.ndim
