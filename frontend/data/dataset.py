@@ -25,7 +25,6 @@ from tfn.data.spec import DatasetSpec
 from tfn.data.traced_iterator import TracedIterator
 from tfn.dialects.abi import DATASET_HANDLE
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.locations import with_excerpt
 from tfn.tracing import trace_type
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -427,8 +426,10 @@ class _Unary(Dataset):
         return self._parent._cardinality()
 
 
-def _compiled(fn, spec, what):
-    """(fn as a tfn.function, its output spec) for elements of `spec`."""
+def _compiled(fn, spec, what, inline=False):
+    """(fn as a tfn.function, its output spec, the enclosing function's tensor it uses or None) for elements of
+    `spec`. A function using a tensor of the enclosing trace cannot be traced on its own: with `inline` (a map,
+    which compiled indexing traces into the enclosing function) its output spec comes from a trace there instead."""
     if any(s.shape.rank is None for s in nest.flatten(spec)):
         raise ValueError(f"{what}: the input elements have components of unknown rank ({spec!r}); give "
                          "from_generator an output_signature with shapes")
@@ -439,13 +440,13 @@ def _compiled(fn, spec, what):
         leaked = getattr(e, "leaked", None)
         if leaked is None or graph_mod.current() is None or leaked.graph is not graph_mod.current():
             raise
-        raise TypeError(with_excerpt(
-            f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; a dataset's "
-            "functions are traced on their own and cannot capture the enclosing function's tensors. Pass the value "
-            "in the elements instead, e.g. Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make "
-            f"the dataset outside the function.\n\n{e}", graph_mod.user_position())) from None
+        if inline:
+            out = staging.inline_outputs(compiled, spec)
+            return compiled, nest.map_structure(_leaf_spec, out), leaked
+        raise TypeError(staging.captured_message(what, leaked, "a dataset's functions other than map's are traced on "
+                                                        "their own") + f"\n\n{e}") from None
     out = trace_type.placeholder(concrete.function_type.output, lambda s: s)
-    return compiled, nest.map_structure(_leaf_spec, out)
+    return compiled, nest.map_structure(_leaf_spec, out), None
 
 
 def _leaf_spec(v):
@@ -459,9 +460,10 @@ class _MapDataset(_Unary):
     _index_kind = "map"  # how compiled code indexes it (frontend/data/staging.py)
 
     def __init__(self, parent, fn):
-        compiled, spec = _compiled(fn, parent.element_spec, "Dataset.map")
+        compiled, spec, captured = _compiled(fn, parent.element_spec, "Dataset.map", inline=True)
         super().__init__(parent, spec)
         self._fn, self._user_fn = compiled, fn
+        self._captured = captured  # a tensor of the enclosing trace the function uses, or None
 
     def _gen(self):
         pspec = self._parent.element_spec
@@ -478,14 +480,14 @@ class _MapDataset(_Unary):
     def _rebuild(self, tensors):
         m = _Unary.__new__(_MapDataset)
         _Unary.__init__(m, self._parent._rebuild(tensors), self._spec)
-        m._fn, m._user_fn = self._fn, self._user_fn
+        m._fn, m._user_fn, m._captured = self._fn, self._user_fn, self._captured
         return m
 
 
 class _FilterDataset(_Unary):
     def __init__(self, parent, predicate):
         super().__init__(parent)
-        self._fn, out = _compiled(predicate, parent.element_spec, "Dataset.filter")
+        self._fn, out, _ = _compiled(predicate, parent.element_spec, "Dataset.filter")
         if not isinstance(out, TensorSpec) or out.dtype.name != "bool" or out.shape.rank != 0:
             raise ValueError(f"Dataset.filter: the predicate must return a scalar bool tensor, it returns {out!r}")
 

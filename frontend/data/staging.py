@@ -12,9 +12,12 @@ import threading
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith, scf
 from mlir.dialects import func as func_d
+from mlir.dialects import tensor as tensor_d
 
 from tfn import dtypes, nest
+from tfn.control_flow import statement
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor
 from tfn.data import structure
@@ -22,6 +25,7 @@ from tfn.data.handles import lookup
 from tfn.dialects import optable
 from tfn.dialects.abi import DATASET_ATTR, DATASET_FETCH, DATASET_HANDLE, DATASET_TAKE, declare_site
 from tfn.dialects.errors import OutOfRangeError
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops import fill_ops, math_ops, shape_ops
 from tfn.ops.control_flow import while_loop
@@ -62,6 +66,53 @@ def reduce(ds, initial_state, reduce_func):
         item, k = advance(k)
         return k, structure.to_tensors(fn(s, item))
     return while_loop(lambda k, s: has_next(k), body, (k0, state))[1]
+
+
+# --- functions using the enclosing function's tensors -------------------------------------------------------
+
+def inline_outputs(fn, spec):
+    """What `fn` returns on elements of `spec` when traced into the current trace (a map using the enclosing
+    function's tensors, which it cannot be traced without): traced in a region that is then dropped."""
+    g = graph_mod.current()
+    snapshot = dict(g.state)
+    with g.location():
+        never = arith.constant(ir.IntegerType.get_signless(1), 0, ip=g.ip)
+        region = scf.IfOp(never, [], ip=g.ip)
+    try:
+        with g.inside(region.then_block, graph_mod.Scope("a dataset function's trial trace")):
+            flat = []
+            for i, s in enumerate(nest.flatten(spec)):
+                t = TensorType(tuple(s.shape), s.dtype)
+                with g.location():
+                    sizes = [d if d is not None else arith.constant(ir.IndexType.get(), 0, ip=g.ip) for d in t.shape]
+                    empty = tensor_d.EmptyOp(sizes, ir.RankedTensorType(t.to_mlir()).element_type, ip=g.ip)
+                flat.append(g.wrap(empty.result, t, f"element:{i}"))
+            return fn(*structure.as_args(structure.pack_like(spec, flat)))
+    finally:
+        g.state = snapshot
+        statement.erase(g, region.operation)
+        never.owner.erase()
+
+
+def captured_message(what, leaked, why):
+    return with_excerpt(
+        f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; {why} and cannot "
+        "capture the enclosing function's tensors. Pass the value in the elements instead, e.g. "
+        "Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make the dataset outside the function.",
+        graph_mod.user_position())
+
+
+def check_no_captures(ds, pulled=None):
+    """Raise for a pipeline pulled through Python whose map uses a tensor of the enclosing function: its elements
+    are made while the function runs, by the map's own compiled function, which cannot see that tensor."""
+    pulled = pulled or ds
+    leaked = getattr(ds, "_captured", None)
+    if leaked is not None:
+        raise TypeError(captured_message(
+            "Dataset.map", leaked, "such a map runs only in pipelines compiled code indexes (sources, map, batch, "
+            f"zip, take, skip, repeat), but {type(pulled).__name__} has its elements pulled through Python"))
+    for c in ds._children:
+        check_no_captures(c, pulled)
 
 
 # --- compiled indexing ----------------------------------------------------------------------------------------
@@ -341,6 +392,7 @@ def pipeline_source(g, ds):
     source tensors' values (as TF runs a pipeline made inside a function anew at every call)."""
     if not ds._symbolic():
         return [_tensor(g, 0)], lambda arrays: ds._gen(), ds
+    check_no_captures(ds)
     sources = ds._sources()
     inputs = [g.as_symbolic(t) for t in sources]
 

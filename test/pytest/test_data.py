@@ -641,6 +641,46 @@ def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_wh
     assert float(zipped(tf.constant(X), tf.constant(4.0))) == pytest.approx(float(X[X > 4.0].sum()))
 
 
+def test_a_map_using_the_enclosing_functions_tensors_is_traced_into_it():
+    traces = []
+
+    @tf.function
+    def f(x, scale, shift):
+        traces.append(1)
+        s = tf.constant(0.0)
+        ds = tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale)  # elementwise: once per batch
+        ds = tf.data.Dataset.zip((ds, tf.data.Dataset.range(100))).map(
+            lambda t, i: t - tf.reduce_sum(shift) * tf.cast(i, tf.float32))  # one element at a time
+        for b in ds.skip(1).batch(4):
+            s = s * 2.0 + tf.reduce_sum(b)
+        return s
+
+    def expected(xs, scale, shift):
+        v = (xs * scale - shift.sum() * np.arange(len(xs)))[1:]
+        acc = 0.0
+        for i in range(0, len(v), 4):
+            acc = acc * 2.0 + float(v[i:i + 4].sum())
+        return acc
+    shift = np.array([0.5, 0.25], np.float32)
+    for xs, scale in ((X, 3.0), (X[::-1].copy(), -1.0)):
+        got = f(tf.constant(xs), tf.constant(scale), tf.constant(shift))
+        assert float(got) == pytest.approx(expected(xs, scale, shift), rel=1e-6)
+    assert len(traces) == 1
+    assert f.get_concrete_function(tf.constant(X), tf.constant(1.0), tf.constant(shift)).graph.callbacks == []
+
+
+def test_a_map_using_the_enclosing_functions_tensors_in_a_pipeline_pulled_through_python_says_what_to_do():
+    @tf.function
+    def f(x, scale):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale).filter(lambda t: t > 5.0):
+            s += v
+        return s
+    with pytest.raises(TypeError, match=r"Dataset.map: the function uses 'scale:0', a tensor of the enclosing"
+                                        r"(.|\n)*_FilterDataset(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
+        f(tf.constant(X), tf.constant(2.0))
+
+
 def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
     @tf.function
     def order(x):
