@@ -1,7 +1,7 @@
 """The guide's tf.data parts, run by tfn: a loop over a dataset compiles to one loop, whatever the data's size,
 and a tf.data.Iterator passed to a function advances at every call. Then what TF's tf.data also does: datasets
-and iterators made inside a function, a map using the function's tensors, datasets as trace types, and a cache
-in files."""
+and iterators made inside a function, map and filter using the function's tensors, datasets as trace types, and
+a cache in files."""
 import os
 import tempfile
 
@@ -83,19 +83,19 @@ def positives_doubled(x):
 print(positives_doubled(tf.constant([1.0, -2.0, 3.0])))
 print(positives_doubled(tf.constant([-1.0, 5.0])))
 
-section("A map using the function's own tensors: traced into the function")
+section("Dataset.map and filter using the function's own tensors: traced into the function")
 
 
 @tf.function
-def scaled_total(x, scale):
+def scaled_total(x, low, scale):
     total = tf.constant(0.0)
-    for b in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale).batch(2):
-        total += tf.reduce_sum(b)
+    for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > low).map(lambda t: t * scale):
+        total += v
     return total
 
 
-print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(10.0)))
-print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(-1.0)))
+print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(1.5), tf.constant(10.0)))
+print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(0.0), tf.constant(-1.0)))
 
 section("Datasets as trace types: pipelines with one element spec share a trace")
 

@@ -426,10 +426,10 @@ class _Unary(Dataset):
         return self._parent._cardinality()
 
 
-def _compiled(fn, spec, what, inline=False):
-    """(fn as a tfn.function, its output spec, the enclosing function's tensor it uses or None) for elements of
-    `spec`. A function using a tensor of the enclosing trace cannot be traced on its own: with `inline` (a map,
-    which compiled indexing traces into the enclosing function) its output spec comes from a trace there instead."""
+def _compiled(fn, spec, what):
+    """(fn as a tfn.function, its output spec, None or (what, the enclosing function's tensor it uses)) for
+    elements of `spec`. A function using a tensor of the enclosing trace cannot be traced on its own: its output spec
+    comes from a trial trace in the enclosing function, where compiled code runs it (frontend/data/staging.py)."""
     if any(s.shape.rank is None for s in nest.flatten(spec)):
         raise ValueError(f"{what}: the input elements have components of unknown rank ({spec!r}); give "
                          "from_generator an output_signature with shapes")
@@ -440,11 +440,8 @@ def _compiled(fn, spec, what, inline=False):
         leaked = getattr(e, "leaked", None)
         if leaked is None or graph_mod.current() is None or leaked.graph is not graph_mod.current():
             raise
-        if inline:
-            out = staging.inline_outputs(compiled, spec)
-            return compiled, nest.map_structure(_leaf_spec, out), leaked
-        raise TypeError(staging.captured_message(what, leaked, "a dataset's functions other than map's are traced on "
-                                                        "their own") + f"\n\n{e}") from None
+        out = staging.inline_outputs(compiled, spec)
+        return compiled, nest.map_structure(_leaf_spec, out), (what, leaked)
     out = trace_type.placeholder(concrete.function_type.output, lambda s: s)
     return compiled, nest.map_structure(_leaf_spec, out), None
 
@@ -460,10 +457,10 @@ class _MapDataset(_Unary):
     _index_kind = "map"  # how compiled code indexes it (frontend/data/staging.py)
 
     def __init__(self, parent, fn):
-        compiled, spec, captured = _compiled(fn, parent.element_spec, "Dataset.map", inline=True)
+        compiled, spec, captured = _compiled(fn, parent.element_spec, "Dataset.map")
         super().__init__(parent, spec)
         self._fn, self._user_fn = compiled, fn
-        self._captured = captured  # a tensor of the enclosing trace the function uses, or None
+        self._captured = captured  # (what, a tensor of the enclosing trace the function uses) or None
 
     def _gen(self):
         pspec = self._parent.element_spec
@@ -485,9 +482,11 @@ class _MapDataset(_Unary):
 
 
 class _FilterDataset(_Unary):
+    _index_kind = "filter"  # how compiled code scans it (frontend/data/staging.py)
+
     def __init__(self, parent, predicate):
         super().__init__(parent)
-        self._fn, out, _ = _compiled(predicate, parent.element_spec, "Dataset.filter")
+        self._fn, out, self._captured = _compiled(predicate, parent.element_spec, "Dataset.filter")
         if not isinstance(out, TensorSpec) or out.dtype.name != "bool" or out.shape.rank != 0:
             raise ValueError(f"Dataset.filter: the predicate must return a scalar bool tensor, it returns {out!r}")
 
@@ -503,7 +502,7 @@ class _FilterDataset(_Unary):
     def _rebuild(self, tensors):
         f = _Unary.__new__(_FilterDataset)
         _Unary.__init__(f, self._parent._rebuild(tensors))
-        f._fn = self._fn
+        f._fn, f._captured = self._fn, self._captured
         return f
 
 

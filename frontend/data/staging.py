@@ -28,7 +28,7 @@ from tfn.dialects.errors import OutOfRangeError
 from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops import fill_ops, math_ops, shape_ops
-from tfn.ops.control_flow import while_loop
+from tfn.ops.control_flow import cond, while_loop
 from tfn.ops.tensor_array import TensorArray
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -45,10 +45,54 @@ def iteration(ds):
         spec = ds.element_spec
         return (_tensor(g, 0), lambda k: math_ops.less(k, n),
                 lambda k: (structure.pack_like(spec, get(k)), k + 1))
+    scanned = _scanned(g, ds)
+    if scanned is not None:
+        n, passes, get = scanned
+        return _scanned_loop(g, ds.element_spec, _tensor(g, n), passes, get)
     inputs, make, example = pipeline_source(g, ds)
     state = threading.local()
     token = start_site(g, "dataset_iterator", state, make, inputs)
     return pulled_loop(g, ds.element_spec, component_types(ds.element_spec, example), state, token)
+
+
+def _scanned(g, ds):
+    """(length, passes(k) -> bool, get(k) -> flat element) over the indices of an indexable pipeline for a filter
+    of it (then maps and filters of that), whose elements are those k that pass; None for any other pipeline."""
+    kind = getattr(ds, "_index_kind", None)
+    if kind == "filter":
+        parent = ds._parent
+        if parent._indexable():
+            n, get, _ = index(g, parent)
+            inner = None
+        else:
+            inner = _scanned(g, parent)
+            if inner is None:
+                return None
+            n, _, get = inner
+        spec = parent.element_spec
+
+        def passes(k):
+            ok = ds._fn(*structure.as_args(structure.pack_like(spec, get(k))))
+            return ok if inner is None else math_ops.logical_and(inner[1](k), ok)
+        return n, passes, get
+    if kind == "map" and not ds._indexable():
+        inner = _scanned(g, ds._parent)
+        if inner is None:
+            return None
+        n, passes, pget = inner
+        return n, passes, _mapped(g, ds, pget)
+    return None
+
+
+def _scanned_loop(g, spec, n, passes, get):
+    """The loop over a scanned pipeline: k is the next index that passes (or n), found by an inner loop."""
+    def scan(k):
+        def more(j):
+            return cond(math_ops.less(j, n), lambda: math_ops.logical_not(passes(j)),
+                        lambda: g.as_symbolic(Tensor(np.bool_(False))))
+        return while_loop(more, lambda j: (j + 1,), (k,))[0]
+    return (scan(_tensor(g, 0)), lambda k: math_ops.less(k, n),
+            lambda k: (structure.pack_like(spec, get(k)), scan(k + 1)))
 
 
 def reduce(ds, initial_state, reduce_func):
@@ -103,14 +147,16 @@ def captured_message(what, leaked, why):
 
 
 def check_no_captures(ds, pulled=None):
-    """Raise for a pipeline pulled through Python whose map uses a tensor of the enclosing function: its elements
-    are made while the function runs, by the map's own compiled function, which cannot see that tensor."""
+    """Raise for a pipeline pulled through Python whose map or filter uses a tensor of the enclosing function: its
+    elements are made while the function runs, by the function's own compiled code, which cannot see that tensor."""
     pulled = pulled or ds
-    leaked = getattr(ds, "_captured", None)
-    if leaked is not None:
+    captured = getattr(ds, "_captured", None)
+    if captured is not None:
+        what, leaked = captured
         raise TypeError(captured_message(
-            "Dataset.map", leaked, "such a map runs only in pipelines compiled code indexes (sources, map, batch, "
-            f"zip, take, skip, repeat), but {type(pulled).__name__} has its elements pulled through Python"))
+            what, leaked, "such a function runs only in pipelines compiled code runs (sources, map, batch, zip, "
+            f"take, skip, repeat, then filter and map), but {type(pulled).__name__} has its elements pulled through "
+            "Python"))
     for c in ds._children:
         check_no_captures(c, pulled)
 
@@ -182,16 +228,27 @@ def _zip(g, ds):
     return n, get, window
 
 
-def _map(g, ds):
-    n, pget, pslice = index(g, ds._parent)
+def _applied(g, ds):
+    """flat input -> flat output of a map dataset's function, in the current trace."""
     pspec = ds._parent.element_spec
 
     def apply(flat):
         out = ds._fn(*structure.as_args(structure.pack_like(pspec, flat)))
         return [g.as_symbolic(convert_to_tensor(v, s.dtype)) if not is_tensor(v) else v
                 for v, s in zip(nest.flatten(out), nest.flatten(ds.element_spec))]
+    return apply
+
+
+def _mapped(g, ds, pget):
+    apply = _applied(g, ds)
+    return lambda k: apply(pget(k))
+
+
+def _map(g, ds):
+    n, pget, pslice = index(g, ds._parent)
+    apply = _applied(g, ds)
     window = None
-    if pslice is not None and elementwise(ds._fn, pspec):  # map then batch: the function runs once per batch
+    if pslice is not None and elementwise(ds._fn, ds._parent.element_spec):  # map then batch: once per batch
         def window(a, b):
             return apply(pslice(a, b))
     return n, lambda k: apply(pget(k)), window

@@ -619,16 +619,19 @@ def test_a_python_pipeline_built_in_a_function_on_its_arguments_runs_anew_at_eve
     assert float(s) == pytest.approx(float(X.sum())) and int(n) == int(Y.sum())
 
 
-def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_what_to_do():
+def test_a_filter_using_the_enclosing_functions_tensor_runs_in_compiled_code():
     @tf.function
     def captured(x, threshold):
-        s = tf.constant(0.0)
-        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold):
-            s += v
-        return s
-    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0', a tensor of the "
-                                        r"enclosing(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
-        captured(tf.constant(X), tf.constant(4.0))
+        acc = tf.constant(0.0, tf.float64)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold).map(lambda t: t * threshold) \
+                .filter(lambda t: t < 40.0):
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return acc
+    for threshold in (4.0, 0.0, 100.0):
+        v = X[X > threshold] * threshold
+        assert float(captured(tf.constant(X), tf.constant(threshold))) == pytest.approx(fold(v[v < 40.0]))
+    assert float(captured(tf.constant(X[:0]), tf.constant(1.0))) == 0.0
+    assert captured.get_concrete_function(tf.constant(X), tf.constant(1.0)).graph.callbacks == []
 
     @tf.function
     def zipped(x, threshold):
@@ -673,12 +676,21 @@ def test_a_map_using_the_enclosing_functions_tensors_in_a_pipeline_pulled_throug
     @tf.function
     def f(x, scale):
         s = tf.constant(0.0)
-        for v in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale).filter(lambda t: t > 5.0):
+        for v in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale).shuffle(3):
             s += v
         return s
     with pytest.raises(TypeError, match=r"Dataset.map: the function uses 'scale:0', a tensor of the enclosing"
-                                        r"(.|\n)*_FilterDataset(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
+                                        r"(.|\n)*_ShuffleDataset(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
         f(tf.constant(X), tf.constant(2.0))
+
+    @tf.function
+    def g(x, threshold):
+        s = tf.constant(0.0)
+        for b in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold).batch(2):
+            s += tf.reduce_sum(b)
+        return s
+    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0'(.|\n)*_BatchDataset"):
+        g(tf.constant(X), tf.constant(2.0))
 
 
 def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
