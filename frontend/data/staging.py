@@ -2,6 +2,8 @@
 
 In-memory pipelines (from_tensor_slices, from_tensors, range, zip, map, batch, take, skip, repeat, cache,
 prefetch) are indexed by compiled code: the loop counts k and element k is computed from the source tensors.
+A filter of such a pipeline (then maps and filters of that) is scanned by compiled code: k is the next index whose
+element passes, found by an inner loop. Their functions run in the trace, so they may use its tensors.
 Any other pipeline stays in Python: compiled code pulls its elements through run-time callbacks
 (runtime/callbacks.py), so its loop's size does not depend on the data either. Such a pipeline built inside the
 function on symbolic tensors is rebuilt at every call from its source tensors' values, which the callback that
