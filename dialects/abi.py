@@ -78,10 +78,12 @@ DATASET_HANDLE = 7  # the handle (frontend/data/handles.py) of the call's Python
 DATASET_FREE = 8  # libc's free
 DATASET_COPY = 9  # libc's memcpy
 DATASET_LOOP = 10  # which loop asks (a Python producer keeps one iterator per loop of the trace)
-DATASET_HEADER = 11
+DATASET_PENDING = 11  # 1 while the results hold buffers no take has copied and freed yet (a loop left by `break`)
+DATASET_HEADER = 12
 DATASET_ENDLESS = 1 << 62
 DATASET_SENTINEL = 0xDEADBEEF  # memref.get_global's `allocated`, and what inputs are passed with
 # On a private func.func declaration: a traced call asking a dataset argument for element k ("fetch": has it one?)
-# or for that element ("take"); its value is [kind, loop, error site] (the callback site that raises the error).
+# or for that element ("take"); its value is [kind, loop, error site (the callback site that raises the error),
+# the components' ranks...].
 DATASET_ATTR = "tfn.dataset"
 DATASET_FETCH, DATASET_TAKE = 0, 1

@@ -30,6 +30,7 @@ from tfn.dialects.abi import (
     DATASET_K,
     DATASET_LENGTH,
     DATASET_LOOP,
+    DATASET_PENDING,
     DATASET_RESULTS,
     DATASET_SENTINEL,
     DATASET_SLOT,
@@ -45,6 +46,8 @@ STATE_SPEC = TensorSpec((None,), dtypes.int64)
 _libc = ctypes.CDLL(None)
 _libc.malloc.restype = ctypes.c_void_p
 _libc.malloc.argtypes = [ctypes.c_size_t]
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
 _FREE = ctypes.cast(_libc.free, ctypes.c_void_p).value
 _COPY = ctypes.cast(_libc.memcpy, ctypes.c_void_p).value
 
@@ -97,6 +100,19 @@ class _Call:
         words[DATASET_COPY] = _COPY
         self._words = words
         self.__array_interface__ = words.__array_interface__
+
+    def __del__(self):
+        """Free the results of an element no compiled take copied (its loop was left by `break`)."""
+        words = getattr(self, "_words", None)
+        if words is None or not words[DATASET_PENDING]:
+            return
+        freed, pos = set(), DATASET_HEADER if self.compiled is None else self.compiled.results_at
+        for t in self.types:
+            allocated = int(words[pos])
+            if allocated not in freed and allocated != DATASET_SENTINEL:
+                freed.add(allocated)
+                _libc.free(allocated)
+            pos += 3 + 2 * t.rank
 
     def pull(self, words):
         """The Python producer: element `words[K]` of the loop `words[LOOP]` into malloc'ed result buffers."""
@@ -185,12 +201,13 @@ class _Compiled:
         self.slot = ctypes.cast(exe._slots[0], ctypes.c_void_p).value if exe._slots else 0
         self.out_types = list(exe.out_types)
         self.source_ranks = [s.shape.rank for s in source_specs]
+        self.results_at = DATASET_HEADER  # the results struct's first word
 
     def words(self, dataset):
         """The state words of a call with `dataset`: header, results struct, k's descriptor, the sources'
         descriptors, the argument cells and the argument array the entry point takes."""
         sources = [t._value for t in dataset._sources()]
-        res_at = DATASET_HEADER
+        res_at = self.results_at
         k_at = res_at + _result_words(self.out_types)
         src_at = k_at + 3
         cells_at = src_at + sum(3 + 2 * r for r in self.source_ranks)

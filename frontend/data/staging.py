@@ -381,11 +381,14 @@ def state_iteration(g, state, spec):
     g.callbacks.append(failed)
     bool_type = TensorType((), dtypes.bool)
 
+    ranks = [t.rank for t in types]
+
     def has_next(k):
-        return _declared_call(g, f"dataset_fetch_{site}", (DATASET_FETCH, site, site), [state, k], [bool_type])[0]
+        return _declared_call(g, f"dataset_fetch_{site}", (DATASET_FETCH, site, site, *ranks), [state, k],
+                              [bool_type])[0]
 
     def advance(k):
-        out = _declared_call(g, f"dataset_take_{site}", (DATASET_TAKE, site, site), [state], types)
+        out = _declared_call(g, f"dataset_take_{site}", (DATASET_TAKE, site, site, *ranks), [state], types)
         return structure.pack_like(spec, out), k + 1
     return _tensor(g, 0), has_next, advance
 

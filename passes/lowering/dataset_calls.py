@@ -5,7 +5,8 @@ A traced loop over a dataset argument calls two private declarations carrying `t
 in the state and calls the producer through the pointer the state holds (the pipeline's compiled function, or a
 Python one), then reads the status and the producer's error flag; when the producer failed it calls back the
 trace's error site (runtime/callbacks.py), whose handler raises the producer's error, and the loop stops. Take
-copies each component out of the producer's results into a buffer of its own and frees the producer's.
+copies each component out of the producer's results into a buffer of its own and frees the producer's; results
+no take copied (a loop left by `break`) are freed by the next fetch, or by the runtime after the call.
 
 Every access of the state beyond its length and loop counter goes through LLVM pointers: the producer writes it,
 so passes must not assume it unchanged across the calls (an LLVM call through a pointer may write any memory).
@@ -25,6 +26,7 @@ from tfn.dialects.abi import (
     DATASET_K,
     DATASET_LENGTH,
     DATASET_LOOP,
+    DATASET_PENDING,
     DATASET_RESULTS,
     DATASET_SENTINEL,
     DATASET_SLOT,
@@ -72,7 +74,33 @@ def _header(buf, i):
     return memref.load(buf, [arith.constant(ir.IndexType.get(), i)])
 
 
-def _fetch(call, loop, site):
+def _release(buf, base, ranks):
+    """Free the result buffers an element left untaken (its loop was left by `break`), if any."""
+    pending = arith.cmpi(arith.CmpIPredicate.ne, _load(_word(base, DATASET_PENDING)), _c64(0))
+    if_pending = scf.IfOp(pending)
+    with ir.InsertionPoint(if_pending.then_block):
+        results, free = _load(_word(base, DATASET_RESULTS)), _header(buf, DATASET_FREE)
+        seen, pos = [], 0
+        for rank in ranks:
+            seen.append(_free_unless_kept(free, _load(arith.addi(results, _c64(8 * pos))), seen))
+            pos += 3 + 2 * rank
+        llvm.store(_c64(0), _ptr(_word(base, DATASET_PENDING)))
+        scf.YieldOp([])
+
+
+def _free_unless_kept(free, allocated, seen):
+    """free(allocated) unless it is a constant or an input (DATASET_SENTINEL) or among `seen`; returns it."""
+    keep = arith.cmpi(arith.CmpIPredicate.eq, allocated, _c64(DATASET_SENTINEL))
+    for earlier in seen:
+        keep = arith.ori(keep, arith.cmpi(arith.CmpIPredicate.eq, allocated, earlier))
+    if_free = scf.IfOp(arith.xori(keep, arith.constant(ir.IntegerType.get_signless(1), 1)))
+    with ir.InsertionPoint(if_free.then_block):
+        llvm.call(None, [_ptr(free), _ptr(allocated)], [], [])
+        scf.YieldOp([])
+    return allocated
+
+
+def _fetch(call, loop, site, ranks):
     state, k = call.operands
     buf, base = _state(state)
     k_value = tensor.extract(k, [])
@@ -80,10 +108,13 @@ def _fetch(call, loop, site):
     in_range = arith.cmpi(arith.CmpIPredicate.slt, k_value, _header(buf, DATASET_LENGTH))
     if_asked = scf.IfOp(in_range, [i1], has_else=True)
     with ir.InsertionPoint(if_asked.then_block):
+        _release(buf, base, ranks)
         llvm.store(k_value, _ptr(_word(base, DATASET_K)))
         llvm.store(_c64(loop), _ptr(_word(base, DATASET_LOOP)))
         llvm.call(None, [_ptr(_header(buf, DATASET_FN)), _ptr(_header(buf, DATASET_ARGS))], [], [])
         status = _load(_word(base, DATASET_STATUS))
+        gave = arith.cmpi(arith.CmpIPredicate.sgt, status, _c64(0))  # results to copy and free
+        llvm.store(arith.extui(_i64(), gave), _ptr(_word(base, DATASET_PENDING)))
         slot = _header(buf, DATASET_SLOT)
         has_slot = arith.cmpi(arith.CmpIPredicate.ne, slot, _c64(0))
         if_slot = scf.IfOp(has_slot, [i1], has_else=True)
@@ -97,8 +128,7 @@ def _fetch(call, loop, site):
         with ir.InsertionPoint(if_failed.then_block):
             callbacks.emit_callback(call, site, [state], [TensorType.from_mlir(state.type)], [])
             scf.YieldOp([])
-        has = arith.andi(arith.cmpi(arith.CmpIPredicate.sgt, status, _c64(0)),
-                         arith.xori(failed, arith.constant(i1, 1)))
+        has = arith.andi(gave, arith.xori(failed, arith.constant(i1, 1)))
         scf.YieldOp([has])
     with ir.InsertionPoint(if_asked.else_block):
         scf.YieldOp([arith.constant(i1, 0)])
@@ -127,16 +157,10 @@ def _take(call):
         source = arith.addi(aligned, arith.muli(offset, _c64(itemsize)))
         llvm.call(_ptr_type(), [_ptr(copy), _ptr(callbacks._pointer(m)), _ptr(source),
                                 arith.muli(count, _c64(itemsize))], [], [])
-        keep = arith.cmpi(arith.CmpIPredicate.eq, allocated, _c64(DATASET_SENTINEL))
-        for earlier in seen:
-            keep = arith.ori(keep, arith.cmpi(arith.CmpIPredicate.eq, allocated, earlier))
-        if_free = scf.IfOp(arith.xori(keep, arith.constant(ir.IntegerType.get_signless(1), 1)))
-        with ir.InsertionPoint(if_free.then_block):
-            llvm.call(None, [_ptr(free), _ptr(allocated)], [], [])
-            scf.YieldOp([])
-        seen.append(allocated)
+        seen.append(_free_unless_kept(free, allocated, seen))
         out.append(bufferization.to_tensor(ttypes.lowered_tensor_type(t), m, restrict=True, writable=True))
         pos += 3 + 2 * t.rank
+    llvm.store(_c64(0), _ptr(_word(base, DATASET_PENDING)))
     return out
 
 
@@ -149,10 +173,10 @@ def lower_dataset_calls(module_op):
     calls = collect(module_op, lambda o: o.name == "func.call" and
                     ir.FlatSymbolRefAttr(o.attributes["callee"]).value in decls)
     for call in calls:
-        kind, loop, site = ir.DenseI64ArrayAttr(
+        kind, loop, site, *ranks = ir.DenseI64ArrayAttr(
             decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value].attributes[DATASET_ATTR])
         with ir.InsertionPoint(call), call.location:
-            new = _fetch(call, loop, site) if kind == DATASET_FETCH else _take(call)
+            new = _fetch(call, loop, site, ranks) if kind == DATASET_FETCH else _take(call)
         for old, value in zip(call.results, new):
             old.replace_all_uses_with(value)
         call.erase()

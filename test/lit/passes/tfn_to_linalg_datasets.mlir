@@ -15,11 +15,19 @@ func.func @loop(%state: tensor<?xi64>) -> tensor<f32> {
     // CHECK: %[[N:.*]] = memref.load %[[BUF]][%c2{{.*}}] : memref<?xi64>
     // CHECK: %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : i64
     // CHECK: scf.if %[[IN]] -> (i1)
+    // results an earlier element left untaken (word 11: its loop was left by `break`) are freed first
+    // CHECK: %[[PENDING:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+    // CHECK: arith.cmpi ne, %[[PENDING]]
+    // CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr) -> ()
+    // CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
     // CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
     // CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
     // CHECK: %[[FN:.*]] = memref.load %[[BUF]][%c0{{.*}}] : memref<?xi64>
     // CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr) -> ()
     // CHECK: %[[STATUS:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+    // CHECK: %[[GAVE:.*]] = arith.cmpi sgt, %[[STATUS]]
+    // CHECK: %[[P:.*]] = arith.extui %[[GAVE]] : i1 to i64
+    // CHECK: llvm.store %[[P]], %{{.*}} : i64, !llvm.ptr
     // CHECK: %[[SLOT:.*]] = memref.load %[[BUF]][%c3{{.*}}] : memref<?xi64>
     // CHECK: llvm.call %{{.*}}() : !llvm.ptr, () -> !llvm.ptr
     // CHECK: llvm.load %{{.*}} : !llvm.ptr -> i32
@@ -42,6 +50,8 @@ func.func @loop(%state: tensor<?xi64>) -> tensor<f32> {
     // CHECK: bufferization.to_tensor %[[M]] restrict writable : memref<?x3xf32> to tensor<?x3xf32>
     // a bool component: bytes, as compiled code stores bools
     // CHECK: memref.alloc() : memref<i8>
+    // nothing pending once taken
+    // CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
     // CHECK-NOT: call @dataset_take
     %x:2 = func.call @dataset_take_7(%state) : (tensor<?xi64>) -> (tensor<?x3xf32>, tensor<i1>)
     %one = "tfn.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
@@ -53,8 +63,8 @@ func.func @loop(%state: tensor<?xi64>) -> tensor<f32> {
   return %r#1 : tensor<f32>
 }
 // CHECK-NOT: func.func private @dataset_
-func.func private @dataset_fetch_7(tensor<?xi64>, tensor<i64>) -> tensor<i1> attributes {tfn.dataset = array<i64: 0, 7, 7>}
-func.func private @dataset_take_7(tensor<?xi64>) -> (tensor<?x3xf32>, tensor<i1>) attributes {tfn.dataset = array<i64: 1, 7, 7>}
+func.func private @dataset_fetch_7(tensor<?xi64>, tensor<i64>) -> tensor<i1> attributes {tfn.dataset = array<i64: 0, 7, 7, 2, 0>}
+func.func private @dataset_take_7(tensor<?xi64>) -> (tensor<?x3xf32>, tensor<i1>) attributes {tfn.dataset = array<i64: 1, 7, 7, 2, 0>}
 
 // LLVM-LABEL: llvm.func @loop
 // LLVM: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr) -> ()
