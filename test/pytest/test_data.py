@@ -507,6 +507,38 @@ def test_an_error_in_a_compiled_producer_names_the_map_functions_line():
     check_compiled(tf.data.Dataset.from_tensor_slices(X[:2]).map(bad), [1.0, 2.0])
 
 
+def test_loops_left_by_break_then_looped_again(monkeypatch):
+    from tfn.data import native
+    freed = []
+    monkeypatch.setattr(native._Call, "__del__", lambda self, old=native._Call.__del__: freed.append(
+        int(self._words[native.DATASET_PENDING])) or old(self))
+
+    @tf.function
+    def heads(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(x)
+            if s > 10.0:
+                break
+        for x in ds:
+            s = s * 100.0 + tf.reduce_sum(x)
+            break
+        return s
+    rows2 = X.reshape(5, 2)
+    first = 0.0
+    for r in rows2:
+        first += float(r.sum())
+        if first > 10.0:
+            break
+    expected = first * 100.0 + float(rows2[0].sum())
+    for ds in (tf.data.Dataset.from_tensor_slices(rows2), tf.data.Dataset.from_generator(
+            lambda: iter(rows2), output_signature=tf.TensorSpec((2,), tf.float32))):
+        assert float(heads(ds)) == pytest.approx(expected)
+    import gc
+    gc.collect()
+    assert freed[-2:] == [1, 1]  # each call's last loop left an element untaken, freed after the call
+
+
 def test_nested_loops_over_one_python_pulled_dataset_argument():
     @tf.function
     def pairs(ds):
