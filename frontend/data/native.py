@@ -2,13 +2,13 @@
 layout: dialects/abi.py; the code that reads them: passes/lowering/dataset_calls.py).
 
 An in-memory pipeline (from_tensor_slices, from_tensors, range, zip, map, batch, take, skip, repeat, cache,
-prefetch) has a compiled producer: the tfn.function `element(k, *sources)` made of staging's compiled indexing (a
-map function traced once into it), traced and compiled once per pipeline structure. Compiled code calls it through
-a pointer with the pipeline's own source tensors, so one trace of a function serves every pipeline of an element
-spec while each pipeline's elements still come from its own compiled code, as TF's dataset kernels do behind its
-variant tensor. Any other pipeline (a generator, filter, shuffle, unbatch), and one whose producer would call back
-into Python, gets a Python producer that pulls from the pipeline's Python iterator (one per loop of the trace,
-started anew when the loop asks for element 0).
+prefetch) has a compiled producer: the tfn.function `dataset_element(k, *sources)` made of staging's compiled
+indexing (a map function traced once into it), traced and compiled once per pipeline structure. Compiled code calls
+it through a pointer with the pipeline's own source tensors, so one trace of a function serves every pipeline of an
+element spec while each pipeline's elements still come from its own compiled code, as TF's dataset kernels do
+behind its variant tensor. Any other pipeline (a generator, filter, shuffle, unbatch), and one whose producer
+would call back into Python, gets a Python producer that pulls from the pipeline's Python iterator (one per loop
+of the trace, started anew when the loop asks for element 0).
 """
 import ctypes
 
@@ -18,6 +18,7 @@ from tfn import dtypes, nest
 from tfn.core import graph as graph_mod
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor_spec import TensorSpec
+from tfn.data import staging
 from tfn.data.handles import lookup, register
 from tfn.dialects.abi import (
     DATASET_ARGS,
@@ -190,7 +191,7 @@ _PULL_ADDRESS = ctypes.cast(_pull, ctypes.c_void_p).value
 # --- compiled producers ---------------------------------------------------------------------------------------
 
 class _Compiled:
-    """A pipeline structure's compiled `element(k, *sources)`: its packed entry point, error channel and the
+    """A pipeline structure's compiled `dataset_element(k, *sources)`: its packed entry point, error channel and the
     layout of the state words that call it."""
 
     def __init__(self, concrete, source_specs):
@@ -265,16 +266,13 @@ def _compiled(dataset):
 
 
 def _compile(dataset, specs):
-    # start-up cost: staging imports the op modules compiled indexing uses
-    from tfn.data import staging
-
     skeleton = [dataset]  # what the one trace rebuilds on its symbolic sources (then let go)
 
-    def element(k, *sources):
+    def dataset_element(k, *sources):
         pipeline = skeleton[0]._rebuild(iter(sources))
         _, get, _ = staging.index(graph_mod.current(), pipeline)
         return tuple(get(k))
-    fn = function(element, input_signature=[TensorSpec((), dtypes.int64)] + list(specs))
+    fn = function(dataset_element, input_signature=[TensorSpec((), dtypes.int64)] + list(specs))
     try:
         concrete = fn.get_concrete_function()
     finally:
