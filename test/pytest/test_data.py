@@ -460,6 +460,28 @@ def test_datasets_with_the_same_spec_reuse_one_trace(monkeypatch):
     assert len(traces) == 3
 
 
+def test_one_compiled_producer_per_pipeline_structure_and_strings_share_a_trace_too():
+    from tfn.data import native
+    double = tf.function(lambda x: x * 2.0)
+    short = tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).map(double).batch(2)
+    long = tf.data.Dataset.from_tensor_slices(np.tile(X, 10).reshape(50, 2)).map(double).batch(2)
+    assert native._compiled(short) is native._compiled(long)  # the source's length is not part of it
+    assert native._compiled(short) is not native._compiled(short._parent.batch(3))
+    traces = []
+
+    @tf.function
+    def count_b(ds):
+        traces.append(1)
+        n = tf.constant(0)
+        for s in ds:
+            n += tf.cast(tf.equal(s, "b"), tf.int32)
+        return n
+    assert int(count_b(tf.data.Dataset.from_tensor_slices(["a", "b", "b"]))) == 2
+    assert int(count_b(tf.data.Dataset.from_generator(lambda: [b"b", b"c"], output_signature=tf.TensorSpec(
+        (), tf.string)))) == 1
+    assert len(traces) == 1  # strings pass as a handle and are pulled through Python, one trace all the same
+
+
 def test_a_dataset_argument_shares_a_trace_as_the_other_arguments_allow():
     traces = []
 
