@@ -126,6 +126,9 @@ class _Call:
             self.iterators.pop(loop, None)  # let the pipeline go now (a file cache's lock, a generator's resources)
             words[DATASET_STATUS] = 0
             return
+        if len(item) != len(self.types):
+            raise InvalidArgumentError(f"a dataset element has {len(item)} components, but its element spec "
+                                       f"{self.dataset.element_spec!r} has {len(self.types)}")
         arrays = [_checked(a, t, i) for i, (a, t) in enumerate(zip(item, self.types))]
         out = (ctypes.c_int64 * _result_words(self.types)).from_address(words[DATASET_RESULTS])
         pos = 0
