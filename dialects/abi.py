@@ -58,3 +58,32 @@ def declare_site(module, name, site, in_types, out_types):
                                                      [t.to_mlir() for t in out_types]), visibility="private")
     fn.attributes[SITE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), site)
     return fn
+
+# Dataset arguments of a tfn.function (frontend/data/native.py makes them at each call, passes/lowering/
+# dataset_calls.py reads them): a 1-D int64 tensor of state words. Compiled code asks for element k by storing k
+# at DATASET_K and calling `void fn(void **args)`, the pipeline's own compiled function (its packed C interface:
+# args[0] -> the results struct, args[1] -> k's descriptor, then the source tensors' descriptors) or a Python one
+# that pulls from the pipeline's Python iterator. The results struct holds one descriptor per component,
+# {allocated, aligned, offset, sizes[r], strides[r]}; compiled code copies each into a buffer of its own and frees
+# `allocated` with DATASET_FREE unless it is DATASET_SENTINEL (a constant, or an input: inputs are passed with it)
+# or a buffer an earlier component already returned.
+DATASET_FN = 0  # void fn(void **args): the producer
+DATASET_ARGS = 1  # the args it is called with
+DATASET_LENGTH = 2  # how many elements there are (DATASET_ENDLESS: as many as the producer gives)
+DATASET_SLOT = 3  # i32 *slot(void): the producer's error flag for the calling thread (a compiled producer), or 0
+DATASET_STATUS = 4  # 1 after the producer gave element k, 0 when it had none, -1 when it failed
+DATASET_K = 5  # the index of the element asked for
+DATASET_RESULTS = 6  # the address of the results struct
+DATASET_HANDLE = 7  # the handle (frontend/data/handles.py) of the call's Python object (its errors, its dataset)
+DATASET_FREE = 8  # libc's free
+DATASET_COPY = 9  # libc's memcpy
+DATASET_LOOP = 10  # which loop asks (a Python producer keeps one iterator per loop of the trace)
+DATASET_PENDING = 11  # 1 while the results hold buffers no take has copied and freed yet (a loop left by `break`)
+DATASET_HEADER = 12
+DATASET_ENDLESS = 1 << 62
+DATASET_SENTINEL = 0xDEADBEEF  # memref.get_global's `allocated`, and what inputs are passed with
+# On a private func.func declaration: a traced call asking a dataset argument for element k ("fetch": has it one?)
+# or for that element ("take"); its value is [kind, loop, error site (the callback site that raises the error),
+# the components' ranks...].
+DATASET_ATTR = "tfn.dataset"
+DATASET_FETCH, DATASET_TAKE = 0, 1

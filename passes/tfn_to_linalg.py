@@ -7,6 +7,7 @@ from tfn.passes.lowering import (  # noqa: F401  (each module registers its fami
     callbacks,
     collective,
     conv,
+    dataset_calls,
     elementwise,
     fill,
     gather,
@@ -51,6 +52,7 @@ def lower_module(module_op):
     plan = [(op, [TensorType.from_mlir(v.type) for v in op.operands],
              [TensorType.from_mlir(r.type) for r in op.results]) for op in ops]
     callbacks.lower_site_calls(module_op)  # traced py_function calls; their results get lowered types now
+    dataset_calls.lower_dataset_calls(module_op)  # loops over dataset arguments
     for fn in funcs(module_op):
         _retype_signature(fn)
     retype_control_flow(module_op)

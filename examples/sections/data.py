@@ -1,6 +1,7 @@
 """The guide's tf.data parts, run by tfn: a loop over a dataset compiles to one loop, whatever the data's size,
 and a tf.data.Iterator passed to a function advances at every call. Then what TF's tf.data also does: datasets
-and iterators made inside a function, datasets as trace types, and a cache in files."""
+and iterators made inside a function, map and filter using the function's tensors, datasets as trace types, and
+a cache in files."""
 import os
 import tempfile
 
@@ -82,6 +83,20 @@ def positives_doubled(x):
 print(positives_doubled(tf.constant([1.0, -2.0, 3.0])))
 print(positives_doubled(tf.constant([-1.0, 5.0])))
 
+section("Dataset.map and filter using the function's own tensors: traced into the function")
+
+
+@tf.function
+def scaled_total(x, low, scale):
+    total = tf.constant(0.0)
+    for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > low).map(lambda t: t * scale):
+        total += v
+    return total
+
+
+print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(1.5), tf.constant(10.0)))
+print(scaled_total(tf.constant([1.0, 2.0, 3.0]), tf.constant(0.0), tf.constant(-1.0)))
+
 section("Datasets as trace types: pipelines with one element spec share a trace")
 
 
@@ -97,8 +112,10 @@ def total(dataset):
 print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0])))
 print(total(tf.data.Dataset.from_tensor_slices([1.0, 2.0]).map(lambda x: x * 10.0)))
 print(total(tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))))
-# The first pipeline keeps its own trace, indexed by compiled code; every other one shares the second trace,
-# which pulls the elements from Python (TF has one trace for all).
+print(total(tf.data.Dataset.from_generator(lambda: [0.5, 0.25], output_signature=tf.TensorSpec((), tf.float32))))
+# One trace for all four, as in TF: the dataset is an argument naming its producer, which the compiled loop calls
+# for each element. An in-memory pipeline's producer is its own compiled code (the map traced once, compiled), a
+# generator's pulls from Python.
 print("traces:", total.experimental_get_tracing_count())
 
 section("Dataset.cache(filename): the first full pass writes files, later passes read them")

@@ -2,7 +2,9 @@
 
 Eagerly, each dataset is a Python generator over elements held as flat tuples of NumPy arrays (the element
 spec gives their structure). In a tfn.function, `for x in dataset` becomes one scf.while (frontend/data/staging.py):
-in-memory pipelines are indexed by compiled code, the others are pulled through a run-time callback.
+in-memory pipelines are indexed by compiled code, the others are pulled through a run-time callback. A dataset
+passed to a function is its argument by element spec (frontend/data/spec.py): the compiled loop calls the
+pipeline's producer (frontend/data/native.py).
 Class names are TensorFlow's, since reprs show them (`<_TensorSliceDataset element_spec=...>`).
 """
 import itertools
@@ -17,11 +19,12 @@ from tfn.core import graph as graph_mod
 from tfn.core.tensor import SymbolicTensor, Tensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.data import file_cache, staging, structure
+from tfn.data.handles import lookup
 from tfn.data.iterator import Iterator
 from tfn.data.spec import DatasetSpec
 from tfn.data.traced_iterator import TracedIterator
+from tfn.dialects.abi import DATASET_HANDLE
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.locations import with_excerpt
 from tfn.tracing import trace_type
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -424,7 +427,9 @@ class _Unary(Dataset):
 
 
 def _compiled(fn, spec, what):
-    """(fn as a tfn.function, its output spec) for elements of `spec`."""
+    """(fn as a tfn.function, its output spec, None or (what, the enclosing function's tensor it uses)) for
+    elements of `spec`. A function using a tensor of the enclosing trace cannot be traced on its own: its output spec
+    comes from a trial trace in the enclosing function, where compiled code runs it (frontend/data/staging.py)."""
     if any(s.shape.rank is None for s in nest.flatten(spec)):
         raise ValueError(f"{what}: the input elements have components of unknown rank ({spec!r}); give "
                          "from_generator an output_signature with shapes")
@@ -435,13 +440,10 @@ def _compiled(fn, spec, what):
         leaked = getattr(e, "leaked", None)
         if leaked is None or graph_mod.current() is None or leaked.graph is not graph_mod.current():
             raise
-        raise TypeError(with_excerpt(
-            f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; a dataset's "
-            "functions are traced on their own and cannot capture the enclosing function's tensors. Pass the value "
-            "in the elements instead, e.g. Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make "
-            f"the dataset outside the function.\n\n{e}", graph_mod.user_position())) from None
+        out = staging.inline_outputs(compiled, spec)
+        return compiled, nest.map_structure(_leaf_spec, out), (what, leaked)
     out = trace_type.placeholder(concrete.function_type.output, lambda s: s)
-    return compiled, nest.map_structure(_leaf_spec, out)
+    return compiled, nest.map_structure(_leaf_spec, out), None
 
 
 def _leaf_spec(v):
@@ -455,9 +457,10 @@ class _MapDataset(_Unary):
     _index_kind = "map"  # how compiled code indexes it (frontend/data/staging.py)
 
     def __init__(self, parent, fn):
-        compiled, spec = _compiled(fn, parent.element_spec, "Dataset.map")
+        compiled, spec, captured = _compiled(fn, parent.element_spec, "Dataset.map")
         super().__init__(parent, spec)
         self._fn, self._user_fn = compiled, fn
+        self._captured = captured  # (what, a tensor of the enclosing trace the function uses) or None
 
     def _gen(self):
         pspec = self._parent.element_spec
@@ -474,14 +477,16 @@ class _MapDataset(_Unary):
     def _rebuild(self, tensors):
         m = _Unary.__new__(_MapDataset)
         _Unary.__init__(m, self._parent._rebuild(tensors), self._spec)
-        m._fn, m._user_fn = self._fn, self._user_fn
+        m._fn, m._user_fn, m._captured = self._fn, self._user_fn, self._captured
         return m
 
 
 class _FilterDataset(_Unary):
+    _index_kind = "filter"  # how compiled code scans it (frontend/data/staging.py)
+
     def __init__(self, parent, predicate):
         super().__init__(parent)
-        self._fn, out = _compiled(predicate, parent.element_spec, "Dataset.filter")
+        self._fn, out, self._captured = _compiled(predicate, parent.element_spec, "Dataset.filter")
         if not isinstance(out, TensorSpec) or out.dtype.name != "bool" or out.shape.rank != 0:
             raise ValueError(f"Dataset.filter: the predicate must return a scalar bool tensor, it returns {out!r}")
 
@@ -497,7 +502,7 @@ class _FilterDataset(_Unary):
     def _rebuild(self, tensors):
         f = _Unary.__new__(_FilterDataset)
         _Unary.__init__(f, self._parent._rebuild(tensors))
-        f._fn = self._fn
+        f._fn, f._captured = self._fn, self._captured
         return f
 
 
@@ -802,6 +807,31 @@ class _PrefetchDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _PrefetchDataset(self._parent._rebuild(tensors), self._buffer_size)
+
+
+class _VariantDataset(Dataset):
+    """A dataset argument inside a trace (TF's name for it), passed as the call's state words
+    (frontend/data/native.py): `for x in ds` asks the call's producer for each element; any other use (iter,
+    transformations) rebuilds on the dataset the state words name and pulls through Python."""
+
+    def __init__(self, spec, state):
+        super().__init__(spec)
+        self._state = state
+
+    def _symbolic(self):
+        return True
+
+    def _sources(self):
+        return [self._state]
+
+    def _rebuild(self, tensors):
+        return lookup(int(np.asarray(next(tensors)._value)[DATASET_HANDLE])).dataset
+
+    def _tfn_staged_iteration(self):
+        return staging.state_iteration(graph_mod.current(), self._state, self._spec)
+
+
+Dataset._argument_class = _VariantDataset
 
 
 class _Raised:

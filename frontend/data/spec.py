@@ -1,21 +1,20 @@
-"""Datasets and iterators as tfn.function arguments: their trace types, and the handles compiled code holds.
+"""Datasets and iterators as tfn.function arguments: their trace types, and what compiled code holds of them.
 
-An indexable dataset (frontend/data/staging.py) passes its source tensors, with the first dimension of sliced
-ones unknown: datasets of the same pipeline over data of any length reuse one trace. Any other dataset, and
-every iterator, passes one int64 handle naming the Python object for the call; equal element specs reuse a trace.
-An indexable dataset's type is a subtype of the handle type of its element spec: when a function traced for one
-pipeline is called with another pipeline of the same element spec, it traces once for the handle type, which
-every later pipeline of that spec reuses (TF's one trace per element spec), while the first pipeline keeps its
-compiled indexing.
+A dataset's trace type is its element spec (TF's DatasetSpec): every dataset of one element spec reuses one trace.
+Where every component has a known rank and is not a string, the dataset passes as state words naming its producer
+(frontend/data/native.py): the pipeline's own compiled code for in-memory pipelines, a Python one otherwise. Any
+other dataset, and every iterator, passes one int64 handle naming the Python object for the call, through which
+compiled code pulls its elements (runtime callbacks).
 """
 import weakref
 
 import numpy as np
 
+from tfn import dtypes
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import Tensor
 from tfn.core.tensor_spec import TensorSpec
-from tfn.data import staging, structure
+from tfn.data import native, staging, structure
 from tfn.data.handles import register
 from tfn.data.optional import Optional
 from tfn.data.traced_iterator import TracedIterator
@@ -58,66 +57,31 @@ class _HandleType(TraceType):
 
 
 class DatasetSpec(_HandleType):
-    """The trace type of a dataset (`tf.data.DatasetSpec`)."""
+    """The trace type of a dataset (`tf.data.DatasetSpec`): its element spec."""
 
-    __slots__ = ("_sources",)
+    __slots__ = ("_native", "_argument")
 
-    def __init__(self, key, element_spec, example, sources):
+    def __init__(self, key, element_spec, example, argument):
         super().__init__(key, element_spec, example)
-        self._sources = sources  # the source tensors' types of an indexable dataset, else None
+        self._native = native.fits(element_spec)
+        self._argument = argument  # the class of the dataset a trace sees (dataset.py's _VariantDataset)
 
     @classmethod
     def of(cls, ds):
-        if ds._indexable():
-            sliced = {id(t) for t in ds._sliced_sources()}
-            sources = [TensorSpec([None] + list(t.shape)[1:] if id(t) in sliced else t.shape, t.dtype)
-                       for t in ds._sources()]
-            return cls(("indexed", ds._type_key(), tuple(sources)), ds.element_spec, ds, sources)
-        return cls(("handle", repr(ds.element_spec)), ds.element_spec, ds, None)
+        return cls(("dataset", repr(ds.element_spec)), ds.element_spec, ds, ds._argument_class)
 
     def flatten(self):
-        return list(self._sources) if self._sources is not None else [_HANDLE_SPEC]
-
-    def _handle_type(self):
-        return DatasetSpec(("handle", repr(self._spec)), self._spec, self._example(), None)
-
-    def _same_elements(self, other):
-        return type(other) is DatasetSpec and repr(other._spec) == repr(self._spec)
-
-    def is_subtype_of(self, other):
-        """Equal types; and an indexable dataset passes as a handle to a trace for any dataset of its elements."""
-        return self == other or (self._same_elements(other) and other._sources is None)
-
-    def most_specific_common_supertype(self, others):
-        if all(self == o for o in others):
-            return self
-        if all(self._same_elements(o) for o in others):
-            return self._handle_type()
-        return None
-
-    def tfn_shared_supertype(self, other):
-        """The type a new trace takes when a trace for `other` exists (trace_type.FunctionType.shared_with):
-        the handle type when `other` is another pipeline of the same elements, so that pipelines share a trace."""
-        if self != other and self._same_elements(other):
-            return self._handle_type()
-        return None
+        return [native.STATE_SPEC] if self._native else [_HANDLE_SPEC]
 
     def to_tensors(self, value):
-        if self._sources is not None:
-            return value._sources()
+        if self._native:
+            return [Tensor._trusted(native.state(value), dtypes.int64)]
         return super().to_tensors(value)
 
-    def placeholder_value(self, placeholder_context=None):
-        """A dataset without source tensors (range) is its own value in the trace."""
-        if self.flatten():
-            return super().placeholder_value(placeholder_context)
-        return self.from_tensors(iter(()))
-
     def from_tensors(self, tensors):
-        example = self._example()
-        if self._sources is not None:
-            return example._rebuild(tensors)
-        return _HandleDataset(self._spec, next(tensors), example)
+        if self._native:
+            return self._argument(self._spec, next(tensors))
+        return _HandleDataset(self._spec, next(tensors), self._example())
 
     def __repr__(self):
         return f"DatasetSpec({self._spec!r}, TensorShape([]))"

@@ -2,28 +2,35 @@
 
 In-memory pipelines (from_tensor_slices, from_tensors, range, zip, map, batch, take, skip, repeat, cache,
 prefetch) are indexed by compiled code: the loop counts k and element k is computed from the source tensors.
+A filter of such a pipeline (then maps and filters of that) is scanned by compiled code: k is the next index whose
+element passes, found by an inner loop. Their functions run in the trace, so they may use its tensors.
 Any other pipeline stays in Python: compiled code pulls its elements through run-time callbacks
 (runtime/callbacks.py), so its loop's size does not depend on the data either. Such a pipeline built inside the
 function on symbolic tensors is rebuilt at every call from its source tensors' values, which the callback that
-starts the loop receives.
+starts the loop receives. A dataset argument passed as state words (frontend/data/native.py) is looped over by
+asking the call's producer for element k (`state_iteration`, lowered by passes/lowering/dataset_calls.py).
 """
 import threading
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith, scf
 from mlir.dialects import func as func_d
+from mlir.dialects import tensor as tensor_d
 
 from tfn import dtypes, nest
+from tfn.control_flow import statement
 from tfn.core import graph as graph_mod
 from tfn.core.tensor import Tensor, convert_to_tensor, is_tensor
 from tfn.data import structure
 from tfn.data.handles import lookup
 from tfn.dialects import optable
-from tfn.dialects.abi import declare_site
+from tfn.dialects.abi import DATASET_ATTR, DATASET_FETCH, DATASET_HANDLE, DATASET_TAKE, declare_site
 from tfn.dialects.errors import OutOfRangeError
+from tfn.dialects.locations import with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.ops import fill_ops, math_ops, shape_ops
-from tfn.ops.control_flow import while_loop
+from tfn.ops.control_flow import cond, while_loop
 from tfn.ops.tensor_array import TensorArray
 from tfn.tracing.polymorphic import PolymorphicFunction, function
 
@@ -35,15 +42,59 @@ def iteration(ds):
     """(initial counter, has_next(k), advance(k) -> (element, next k)) for a loop over `ds` in the current trace."""
     g = graph_mod.current()
     if ds._indexable():
-        n, get, _ = _index(g, ds)
+        n, get, _ = index(g, ds)
         n = _tensor(g, n)
         spec = ds.element_spec
         return (_tensor(g, 0), lambda k: math_ops.less(k, n),
                 lambda k: (structure.pack_like(spec, get(k)), k + 1))
+    scanned = _scanned(g, ds)
+    if scanned is not None:
+        n, passes, get = scanned
+        return _scanned_loop(g, ds.element_spec, _tensor(g, n), passes, get)
     inputs, make, example = pipeline_source(g, ds)
     state = threading.local()
     token = start_site(g, "dataset_iterator", state, make, inputs)
     return pulled_loop(g, ds.element_spec, component_types(ds.element_spec, example), state, token)
+
+
+def _scanned(g, ds):
+    """(length, passes(k) -> bool, get(k) -> flat element) over the indices of an indexable pipeline for a filter
+    of it (then maps and filters of that), whose elements are those k that pass; None for any other pipeline."""
+    kind = getattr(ds, "_index_kind", None)
+    if kind == "filter":
+        parent = ds._parent
+        if parent._indexable():
+            n, get, _ = index(g, parent)
+            inner = None
+        else:
+            inner = _scanned(g, parent)
+            if inner is None:
+                return None
+            n, _, get = inner
+        spec = parent.element_spec
+
+        def passes(k):
+            ok = ds._fn(*structure.as_args(structure.pack_like(spec, get(k))))
+            return ok if inner is None else math_ops.logical_and(inner[1](k), ok)
+        return n, passes, get
+    if kind == "map" and not ds._indexable():
+        inner = _scanned(g, ds._parent)
+        if inner is None:
+            return None
+        n, passes, pget = inner
+        return n, passes, _mapped(g, ds, pget)
+    return None
+
+
+def _scanned_loop(g, spec, n, passes, get):
+    """The loop over a scanned pipeline: k is the next index that passes (or n), found by an inner loop."""
+    def scan(k):
+        def more(j):
+            return cond(math_ops.less(j, n), lambda: math_ops.logical_not(passes(j)),
+                        lambda: g.as_symbolic(Tensor(np.bool_(False))))
+        return while_loop(more, lambda j: (j + 1,), (k,))[0]
+    return (scan(_tensor(g, 0)), lambda k: math_ops.less(k, n),
+            lambda k: (structure.pack_like(spec, get(k)), scan(k + 1)))
 
 
 def reduce(ds, initial_state, reduce_func):
@@ -61,6 +112,55 @@ def reduce(ds, initial_state, reduce_func):
         item, k = advance(k)
         return k, structure.to_tensors(fn(s, item))
     return while_loop(lambda k, s: has_next(k), body, (k0, state))[1]
+
+
+# --- functions using the enclosing function's tensors -------------------------------------------------------
+
+def inline_outputs(fn, spec):
+    """What `fn` returns on elements of `spec` when traced into the current trace (a map using the enclosing
+    function's tensors, which it cannot be traced without): traced in a region that is then dropped."""
+    g = graph_mod.current()
+    snapshot = dict(g.state)
+    with g.location():
+        never = arith.constant(ir.IntegerType.get_signless(1), 0, ip=g.ip)
+        region = scf.IfOp(never, [], ip=g.ip)
+    try:
+        with g.inside(region.then_block, graph_mod.Scope("a dataset function's trial trace")):
+            flat = []
+            for i, s in enumerate(nest.flatten(spec)):
+                t = TensorType(tuple(s.shape), s.dtype)
+                with g.location():
+                    sizes = [d if d is not None else arith.constant(ir.IndexType.get(), 0, ip=g.ip) for d in t.shape]
+                    empty = tensor_d.EmptyOp(sizes, ir.RankedTensorType(t.to_mlir()).element_type, ip=g.ip)
+                flat.append(g.wrap(empty.result, t, f"element:{i}"))
+            return fn(*structure.as_args(structure.pack_like(spec, flat)))
+    finally:
+        g.state = snapshot
+        statement.erase(g, region.operation)
+        never.owner.erase()
+
+
+def captured_message(what, leaked, why):
+    return with_excerpt(
+        f"{what}: the function uses {leaked.name!r}, a tensor of the enclosing tfn.function; {why} and cannot "
+        "capture the enclosing function's tensors. Pass the value in the elements instead, e.g. "
+        "Dataset.zip((dataset, Dataset.from_tensors(value).repeat())), or make the dataset outside the function.",
+        graph_mod.user_position())
+
+
+def check_no_captures(ds, pulled=None):
+    """Raise for a pipeline pulled through Python whose map or filter uses a tensor of the enclosing function: its
+    elements are made while the function runs, by the function's own compiled code, which cannot see that tensor."""
+    pulled = pulled or ds
+    captured = getattr(ds, "_captured", None)
+    if captured is not None:
+        what, leaked = captured
+        raise TypeError(captured_message(
+            what, leaked, "such a function runs only in pipelines compiled code runs (sources, map, batch, zip, "
+            f"take, skip, repeat, then filter and map), but {type(pulled).__name__} has its elements pulled through "
+            "Python"))
+    for c in ds._children:
+        check_no_captures(c, pulled)
 
 
 # --- compiled indexing ----------------------------------------------------------------------------------------
@@ -84,7 +184,7 @@ def _max(a, b):
     return math_ops.maximum(a, b)
 
 
-def _index(g, ds):
+def index(g, ds):
     """(length, get(k) -> flat element, slice(a, b) -> flat batch or None) of an indexable dataset."""
     return _INDEXERS[ds._index_kind](g, ds)
 
@@ -116,7 +216,7 @@ def _range(g, ds):
 
 
 def _zip(g, ds):
-    parts = [_index(g, c) for c in ds._children]
+    parts = [index(g, c) for c in ds._children]
     n = parts[0][0]
     for p in parts[1:]:
         n = _min(n, p[0])
@@ -130,16 +230,27 @@ def _zip(g, ds):
     return n, get, window
 
 
-def _map(g, ds):
-    n, pget, pslice = _index(g, ds._parent)
+def _applied(g, ds):
+    """flat input -> flat output of a map dataset's function, in the current trace."""
     pspec = ds._parent.element_spec
 
     def apply(flat):
         out = ds._fn(*structure.as_args(structure.pack_like(pspec, flat)))
         return [g.as_symbolic(convert_to_tensor(v, s.dtype)) if not is_tensor(v) else v
                 for v, s in zip(nest.flatten(out), nest.flatten(ds.element_spec))]
+    return apply
+
+
+def _mapped(g, ds, pget):
+    apply = _applied(g, ds)
+    return lambda k: apply(pget(k))
+
+
+def _map(g, ds):
+    n, pget, pslice = index(g, ds._parent)
+    apply = _applied(g, ds)
     window = None
-    if pslice is not None and elementwise(ds._fn, pspec):  # map then batch: the function runs once per batch
+    if pslice is not None and elementwise(ds._fn, ds._parent.element_spec):  # map then batch: once per batch
         def window(a, b):
             return apply(pslice(a, b))
     return n, lambda k: apply(pget(k)), window
@@ -185,7 +296,7 @@ def _elementwise_ops(graph, n_inputs):
 
 
 def _batch(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     size = ds._size
     if isinstance(pn, int):
         n = pn // size if ds._drop else -(-pn // size)
@@ -217,7 +328,7 @@ def _gather(g, pget, specs, a, m, size):
 
 
 def _repeat(g, ds):
-    pn, pget, _ = _index(g, ds._parent)
+    pn, pget, _ = index(g, ds._parent)
     if ds._count < 0:
         n = _ENDLESS
     elif isinstance(pn, int):
@@ -229,19 +340,19 @@ def _repeat(g, ds):
 
 
 def _take(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     return (pn if ds._count < 0 else _min(pn, ds._count)), pget, pslice
 
 
 def _skip(g, ds):
-    pn, pget, pslice = _index(g, ds._parent)
+    pn, pget, pslice = index(g, ds._parent)
     c = ds._count
     window = None if pslice is None else (lambda a, b: pslice(a + c, b + c))
     return _max(pn - c, 0), (lambda k: pget(k + c)), window
 
 
 def _same(g, ds):
-    return _index(g, ds._parent)
+    return index(g, ds._parent)
 
 
 _INDEXERS = {
@@ -256,6 +367,44 @@ _INDEXERS = {
     "skip": _skip,
     "same": _same,
 }
+
+
+# --- dataset arguments passed as state words (frontend/data/native.py) -----------------------------------------
+
+def state_iteration(g, state, spec):
+    """A loop over the dataset argument whose state words are `state`: element k from the call's producer."""
+    types = [TensorType(tuple(s.shape), s.dtype) for s in nest.flatten(spec)]
+    site = len(g.callbacks)  # raises the producer's error; also numbers the loop
+
+    def failed(arrays):
+        lookup(int(arrays[0][DATASET_HANDLE])).raise_error()
+    g.callbacks.append(failed)
+    bool_type = TensorType((), dtypes.bool)
+
+    ranks = [t.rank for t in types]
+
+    def has_next(k):
+        return _declared_call(g, f"dataset_fetch_{site}", (DATASET_FETCH, site, site, *ranks), [state, k],
+                              [bool_type])[0]
+
+    def advance(k):
+        out = _declared_call(g, f"dataset_take_{site}", (DATASET_TAKE, site, site, *ranks), [state], types)
+        return structure.pack_like(spec, out), k + 1
+    return _tensor(g, 0), has_next, advance
+
+
+def _declared_call(g, name, attr, inputs, out_types):
+    """Emit a call of a new private declaration carrying `tfn.dataset` = attr (lowering/dataset_calls.py)."""
+    in_types = [TensorType(x._shape, x._dtype) for x in inputs]
+    with g.location():
+        with ir.InsertionPoint(g.module.body):
+            decl = func_d.FuncOp(name, ir.FunctionType.get([t.to_mlir() for t in in_types],
+                                                           [t.to_mlir() for t in out_types]), visibility="private")
+        decl.attributes[DATASET_ATTR] = ir.DenseI64ArrayAttr.get(list(attr))
+        call = func_d.CallOp([t.to_mlir() for t in out_types], ir.FlatSymbolRefAttr.get(name),
+                             [x._mlir for x in inputs], ip=g.ip)
+    label = g.unique_name(name)
+    return [g.wrap(r, t, f"{label}:{i}") for i, (r, t) in enumerate(zip(call.results, out_types))]
 
 
 # --- run-time callbacks ---------------------------------------------------------------------------------------
@@ -305,6 +454,7 @@ def pipeline_source(g, ds):
     source tensors' values (as TF runs a pipeline made inside a function anew at every call)."""
     if not ds._symbolic():
         return [_tensor(g, 0)], lambda arrays: ds._gen(), ds
+    check_no_captures(ds)
     sources = ds._sources()
     inputs = [g.as_symbolic(t) for t in sources]
 

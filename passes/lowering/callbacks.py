@@ -30,6 +30,7 @@ from tfn.dialects.abi import (
     BUILTIN_STRING_NOT_EQUAL,
     CALLBACK_FN,
     CALLBACK_HEADER,
+    DATASET_ATTR,
     SITE_ATTR,
     dtype_code,
 )
@@ -209,13 +210,16 @@ def lower_site_calls(module_op):
 def callback_ops(module_op):
     """[(op, what it is)] of the traced tfn module's ops whose compiled code calls back into the Python runtime
     (a library loaded without Python cannot run them): tfn.print, py_function calls, ops on string tensors."""
-    sites = {fn.attributes["sym_name"].value for fn in collect(module_op, lambda o: o.name == "func.func")
-             if SITE_ATTR in fn.attributes}
+    decls = collect(module_op, lambda o: o.name == "func.func")
+    sites = {fn.attributes["sym_name"].value: "tfn.py_function" for fn in decls if SITE_ATTR in fn.attributes}
+    sites.update({fn.attributes["sym_name"].value: "a loop over a dataset argument" for fn in decls
+                  if DATASET_ATTR in fn.attributes})
     found = []
     for op in collect(module_op, lambda o: o.name.startswith("tfn.") or o.name == "func.call"):
         if op.name == "func.call":
-            if ir.FlatSymbolRefAttr(op.attributes["callee"]).value in sites:
-                found.append((op, "tfn.py_function"))
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in sites:
+                found.append((op, sites[callee]))
         elif op.name == ops.print.full_name:
             found.append((op, "tfn.print"))
         elif has_strings([TensorType.from_mlir(v.type) for v in [*op.operands, *op.results]

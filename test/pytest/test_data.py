@@ -43,8 +43,7 @@ def _fold_in_trace(ds):
 
 
 def folded(ds):
-    """`_fold_in_trace` as a new tfn.function: a function called with several pipelines of one element spec
-    shares one trace among all but the first (through callbacks), and these tests check each pipeline's own."""
+    """`_fold_in_trace` as a new tfn.function (its own trace and executable for each test)."""
     return tf.function(_fold_in_trace)(ds)
 
 
@@ -312,30 +311,57 @@ def test_for_loop_in_function_matches_numpy(name, make, expected):
     check_compiled(ds, expected)
 
 
-def test_in_memory_pipelines_are_indexed_by_compiled_code_others_call_back():
+def _pulls(monkeypatch):
+    """A list that grows by one for each element a Python producer gives a compiled loop."""
+    from tfn.data import native
+    pulls, pull = [], native._Call.pull
+
+    def counted(self, words):
+        pulls.append(1)
+        return pull(self, words)
+    monkeypatch.setattr(native._Call, "pull", counted)
+    return pulls
+
+
+def test_in_memory_pipelines_come_from_their_compiled_producer_others_from_python(monkeypatch):
+    from tfn.data import native
+    pulls = _pulls(monkeypatch)
     in_memory = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0).batch(3).skip(1).take(2)
-    assert folded_trace(in_memory).graph.callbacks == []
+    check_compiled(in_memory, [X[3:6] * 2.0, X[6:9] * 2.0])
+    producer = native._compiled(in_memory)
+    assert producer is not None and producer.concrete.graph.callbacks == []  # the map is compiled in
+    assert pulls == []  # no element went through Python
     pulled = tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 1.0)
-    assert len(folded_trace(pulled).graph.callbacks) == 3  # start, has_next, get_next
+    assert native._compiled(pulled) is None
+    check_compiled(pulled, X[X > 1.0])
+    assert len(pulls) == len(X[X > 1.0]) + 1  # each element, then the end
+    # The trace itself is the same for both: its one callback raises a producer's error.
+    assert len(folded_trace(in_memory).graph.callbacks) == 1
+
+
+def test_a_pipeline_whose_producer_would_call_back_is_pulled_through_python(monkeypatch):
+    from tfn.data import native
+    pulls = _pulls(monkeypatch)
+    printed = tf.data.Dataset.from_tensor_slices(X).map(lambda x: tf.py_function(lambda v: v * 3.0, [x], tf.float32))
+    assert native._compiled(printed) is None
+    check_compiled(printed.map(lambda v: tf.reshape(v, [])), X * 3.0)
+    assert len(pulls) == len(X) + 1
 
 
 def test_an_elementwise_map_runs_once_per_batch():
-    from tfn.data import staging
+    from tfn.data import native, staging
     scalar = tf.TensorSpec((), tf.float32)
     assert staging.elementwise(tf.function(lambda x: tf.where(x > 1.0, x * 2.0, tf.exp(x))), scalar)
     assert not staging.elementwise(tf.function(lambda x: x - tf.reduce_sum(x)), scalar)
     assert not staging.elementwise(tf.function(lambda x: x + tf.constant([1.0, 2.0])), scalar)
     assert not staging.elementwise(tf.function(lambda x: x + 1.0), tf.TensorSpec((2,), tf.float32))
 
-    def loops_in_loop(ds):
-        """How many loops the trace's one top-level loop holds, itself included."""
-        loops = [op for op in folded_trace(ds).graph.block.operations
-                 if op.operation.name == "scf.while"]
-        assert len(loops) == 1
-        return str(loops[0]).count("scf.while")
+    def producer_loops(ds):
+        """How many loops the compiled producer of the pipeline runs to make one batch."""
+        return str(native._compiled(ds).concrete.graph.module).count("scf.while")
     src = tf.data.Dataset.from_tensor_slices(X)
-    assert loops_in_loop(src.map(lambda x: x * 3.0).batch(4)) == 1
-    assert loops_in_loop(src.map(lambda x: x - tf.reduce_sum(x)).batch(4)) == 2  # one element at a time
+    assert producer_loops(src.map(lambda x: x * 3.0).batch(4)) == 0  # the map on a slice of 4
+    assert producer_loops(src.map(lambda x: x - tf.reduce_sum(x)).batch(4)) == 1  # one element at a time
 
 
 def test_for_over_dataset_built_in_the_function_from_its_arguments():
@@ -387,37 +413,76 @@ def test_dataset_loops_do_not_grow_with_the_data_lists_do():
     assert _nodes(unrolled, [1.0] * 10, v) > _nodes(unrolled, [1.0] * 3, v)
 
 
-def test_datasets_with_the_same_spec_reuse_one_trace():
+def test_datasets_with_the_same_spec_reuse_one_trace(monkeypatch):
+    pulls = _pulls(monkeypatch)
     traces = []
 
     @tf.function
     def f(ds):
         traces.append(1)
-        s = tf.constant(0.0)
+        acc = tf.constant(0.0, tf.float64)
         for x in ds:
-            s += x
-        return s
-    assert float(f(tf.data.Dataset.from_tensor_slices(X))) == pytest.approx(float(X.sum()))
-    assert float(f(tf.data.Dataset.from_tensor_slices(X[:3]))) == pytest.approx(float(X[:3].sum()))
-    assert len(traces) == 1
+            acc = acc * 1.5 + tf.reduce_sum(tf.cast(x, tf.float64))
+        return acc
     spec = tf.TensorSpec((), tf.float32)
-    g1 = tf.data.Dataset.from_generator(lambda: [1.0, 2.0], output_signature=spec)
-    g2 = tf.data.Dataset.from_generator(lambda: [5.0], output_signature=spec)
-    assert float(f(g1)) == 3.0 and float(f(g2)) == 5.0
+    pipelines = [  # different sources, transformation chains, generators and tensors, in either order
+        (tf.data.Dataset.from_tensor_slices(X), X, True),
+        (tf.data.Dataset.from_generator(lambda: [1.0, 2.0], output_signature=spec), [1.0, 2.0], False),
+        (tf.data.Dataset.from_tensor_slices(X[:3]), X[:3], True),
+        (tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0), X * 2.0, True),
+        (tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32)), np.arange(4.0), True),
+        (tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).unbatch(), X, False),
+        (tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(X), tf.data.Dataset.range(3, 100)))
+         .map(lambda x, i: x - tf.cast(i, tf.float32)).skip(2).take(5), X[2:7] - np.arange(5, 10), True),
+        (tf.data.Dataset.from_tensor_slices(X).filter(lambda x: x > 4.0), X[X > 4.0], False),
+        (tf.data.Dataset.from_tensor_slices(X).repeat(3).batch(4).unbatch(), np.tile(X, 3), False),
+        (tf.data.Dataset.from_tensors(X).unbatch().take(4).cache().prefetch(2), X[:4], False),
+        (tf.data.Dataset.from_tensor_slices(X[::-1].copy()).take(6).repeat(2), np.tile(X[::-1][:6], 2), True),
+    ]
+    for _ in range(2):
+        for ds, expected, compiled in pipelines:
+            del pulls[:]
+            np.testing.assert_allclose(f(ds).numpy(), fold(expected), rtol=1e-12)
+            assert (pulls == []) == compiled
+    assert len(traces) == 1
+    concrete = f.get_concrete_function(pipelines[0][0])
+    assert all(f.get_concrete_function(ds) is concrete for ds, _, _ in pipelines)
+    # Other element specs: other traces.
+    assert float(f(tf.data.Dataset.from_tensor_slices(Y))) == pytest.approx(fold(Y))
+    assert float(f(tf.data.Dataset.from_tensor_slices(X).batch(3).map(tf.reduce_sum))) == \
+        pytest.approx(fold([X[i:i + 3].sum() for i in range(0, 10, 3)]))
     assert len(traces) == 2
-    # Other pipelines of the same elements reuse the second (handle) trace; the first keeps compiled indexing.
-    doubled = tf.data.Dataset.from_tensor_slices(X).map(lambda x: x * 2.0)
-    counted = tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.float32))
-    batched = tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).unbatch()
-    assert float(f(doubled)) == pytest.approx(2.0 * float(X.sum()))
-    assert float(f(counted)) == 6.0 and float(f(batched)) == pytest.approx(float(X.sum()))
-    assert float(f(tf.data.Dataset.from_tensor_slices(X[:4]))) == pytest.approx(float(X[:4].sum()))
-    assert len(traces) == 2
-    assert not f.get_concrete_function(tf.data.Dataset.from_tensor_slices(X)).graph.callbacks
-    assert f.get_concrete_function(doubled).graph.callbacks
+    for batch in (3, 4):
+        assert float(f(tf.data.Dataset.from_tensor_slices(X).batch(batch))) == \
+            pytest.approx(fold([X[i:i + batch] for i in range(0, 10, batch)]))
+    assert float(f(tf.data.Dataset.from_generator(lambda: [X[:2], X[5:]], output_signature=tf.TensorSpec(
+        (None,), tf.float32)))) == pytest.approx(fold([X[:2], X[5:]]))
+    assert len(traces) == 3
 
 
-def test_a_second_pipeline_shares_the_trace_only_when_the_other_arguments_fit_it():
+def test_one_compiled_producer_per_pipeline_structure_and_strings_share_a_trace_too():
+    from tfn.data import native
+    double = tf.function(lambda x: x * 2.0)
+    short = tf.data.Dataset.from_tensor_slices(X.reshape(5, 2)).map(double).batch(2)
+    long = tf.data.Dataset.from_tensor_slices(np.tile(X, 10).reshape(50, 2)).map(double).batch(2)
+    assert native._compiled(short) is native._compiled(long)  # the source's length is not part of it
+    assert native._compiled(short) is not native._compiled(short._parent.batch(3))
+    traces = []
+
+    @tf.function
+    def count_b(ds):
+        traces.append(1)
+        n = tf.constant(0)
+        for s in ds:
+            n += tf.cast(tf.equal(s, "b"), tf.int32)
+        return n
+    assert int(count_b(tf.data.Dataset.from_tensor_slices(["a", "b", "b"]))) == 2
+    assert int(count_b(tf.data.Dataset.from_generator(lambda: [b"b", b"c"], output_signature=tf.TensorSpec(
+        (), tf.string)))) == 1
+    assert len(traces) == 1  # strings pass as a handle and are pulled through Python, one trace all the same
+
+
+def test_a_dataset_argument_shares_a_trace_as_the_other_arguments_allow():
     traces = []
 
     @tf.function
@@ -430,12 +495,88 @@ def test_a_second_pipeline_shares_the_trace_only_when_the_other_arguments_fit_it
     a = tf.data.Dataset.from_tensor_slices(X)
     b = a.map(lambda x: x + 1.0)
     assert float(f(a, 2.0)) == pytest.approx(2.0 * float(X.sum()))
-    assert float(f(b, 3.0)) == pytest.approx(3.0 * float((X + 1.0).sum()))  # 3.0 needs its own trace anyway
-    assert not f.get_concrete_function(b, 3.0).graph.callbacks
-    assert float(f(b, 2.0)) == pytest.approx(2.0 * float((X + 1.0).sum()))  # fits a's trace but for the pipeline
-    assert f.get_concrete_function(b, 2.0).graph.callbacks
-    assert float(f(a.take(3), 2.0)) == pytest.approx(2.0 * float(X[:3].sum()))
+    assert float(f(b, 3.0)) == pytest.approx(3.0 * float((X + 1.0).sum()))  # 3.0 needs its own trace
+    assert float(f(b, 2.0)) == pytest.approx(2.0 * float((X + 1.0).sum()))
+    assert float(f(a.take(3), 3.0)) == pytest.approx(3.0 * float(X[:3].sum()))
+    assert float(f(a, tf.constant(2.0))) == pytest.approx(2.0 * float(X.sum()))
+    assert float(f(b, tf.constant(3.0))) == pytest.approx(3.0 * float((X + 1.0).sum()))
     assert len(traces) == 3
+
+
+def test_a_dataset_argument_transformed_inside_the_function():
+    @tf.function
+    def f(ds):
+        acc = tf.constant(0.0, tf.float64)
+        for x in ds.map(lambda v: v * 2.0).filter(lambda v: v > 5.0):
+            acc = acc * 1.5 + tf.cast(x, tf.float64)
+        return acc, ds.reduce(tf.constant(0.0), lambda s, v: s + v)
+    for ds, xs in ((tf.data.Dataset.from_tensor_slices(X), X), (tf.data.Dataset.range(5).map(
+            lambda i: tf.cast(i, tf.float32)), np.arange(5.0))):
+        acc, total = f(ds)
+        assert float(acc) == pytest.approx(fold(2.0 * xs[2.0 * xs > 5.0]))
+        assert float(total) == pytest.approx(float(xs.sum()))
+    assert repr(f.get_concrete_function(tf.data.Dataset.from_tensor_slices(X)).structured_input_signature[0][0]) \
+        .startswith("DatasetSpec(TensorSpec(shape=(), dtype=tfn.float32")
+
+
+def test_an_error_in_a_compiled_producer_names_the_map_functions_line():
+    def bad(x):
+        return tf.gather(tf.constant([1.0, 2.0]), tf.cast(x, tf.int32))  # the user's line
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices = 3 is not in \[0, 2\)(.|\n)*test_data.py:"
+                                                             r"\d+(.|\n)*tf.gather"):
+        folded(tf.data.Dataset.from_tensor_slices(X).map(bad))
+    # the producer's error channel is clear again: the next call runs
+    check_compiled(tf.data.Dataset.from_tensor_slices(X[:2]).map(bad), [1.0, 2.0])
+
+
+def test_loops_left_by_break_then_looped_again(monkeypatch):
+    from tfn.data import native
+    freed = []
+    monkeypatch.setattr(native._Call, "__del__", lambda self, old=native._Call.__del__: freed.append(
+        int(self._words[native.DATASET_PENDING])) or old(self))
+
+    @tf.function
+    def heads(ds):
+        s = tf.constant(0.0)
+        for x in ds:
+            s += tf.reduce_sum(x)
+            if s > 10.0:
+                break
+        for x in ds:
+            s = s * 100.0 + tf.reduce_sum(x)
+            break
+        return s
+    rows2 = X.reshape(5, 2)
+    first = 0.0
+    for r in rows2:
+        first += float(r.sum())
+        if first > 10.0:
+            break
+    expected = first * 100.0 + float(rows2[0].sum())
+    for ds in (tf.data.Dataset.from_tensor_slices(rows2), tf.data.Dataset.from_generator(
+            lambda: iter(rows2), output_signature=tf.TensorSpec((2,), tf.float32))):
+        assert float(heads(ds)) == pytest.approx(expected)
+    import gc
+    gc.collect()
+    assert freed[-2:] == [1, 1]  # each call's last loop left an element untaken, freed after the call
+
+
+def test_nested_loops_over_one_python_pulled_dataset_argument():
+    @tf.function
+    def pairs(ds):
+        s = tf.constant(0.0)
+        for a in ds:
+            for b in ds:
+                s = s * 1.01 + a * b
+        return s
+    xs = X[X > 10.0]
+    expected = np.float32(0.0)
+    for a in xs:
+        for b in xs:
+            expected = expected * np.float32(1.01) + a * b
+    for ds in (tf.data.Dataset.from_tensor_slices(xs), tf.data.Dataset.from_tensor_slices(X).filter(
+            lambda v: v > 10.0)):
+        assert float(pairs(ds)) == pytest.approx(float(expected), rel=1e-5)
 
 
 # --- iterators ----------------------------------------------------------------------------------------------------
@@ -532,16 +673,19 @@ def test_a_python_pipeline_built_in_a_function_on_its_arguments_runs_anew_at_eve
     assert float(s) == pytest.approx(float(X.sum())) and int(n) == int(Y.sum())
 
 
-def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_what_to_do():
+def test_a_filter_using_the_enclosing_functions_tensor_runs_in_compiled_code():
     @tf.function
     def captured(x, threshold):
-        s = tf.constant(0.0)
-        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold):
-            s += v
-        return s
-    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0', a tensor of the "
-                                        r"enclosing(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
-        captured(tf.constant(X), tf.constant(4.0))
+        acc = tf.constant(0.0, tf.float64)
+        for v in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold).map(lambda t: t * threshold) \
+                .filter(lambda t: t < 40.0):
+            acc = acc * 1.5 + tf.cast(v, tf.float64)
+        return acc
+    for threshold in (4.0, 0.0, 100.0):
+        v = X[X > threshold] * threshold
+        assert float(captured(tf.constant(X), tf.constant(threshold))) == pytest.approx(fold(v[v < 40.0]))
+    assert float(captured(tf.constant(X[:0]), tf.constant(1.0))) == 0.0
+    assert captured.get_concrete_function(tf.constant(X), tf.constant(1.0)).graph.callbacks == []
 
     @tf.function
     def zipped(x, threshold):
@@ -552,6 +696,55 @@ def test_a_dataset_function_that_captures_the_enclosing_functions_tensor_says_wh
             s += v
         return s
     assert float(zipped(tf.constant(X), tf.constant(4.0))) == pytest.approx(float(X[X > 4.0].sum()))
+
+
+def test_a_map_using_the_enclosing_functions_tensors_is_traced_into_it():
+    traces = []
+
+    @tf.function
+    def f(x, scale, shift):
+        traces.append(1)
+        s = tf.constant(0.0)
+        ds = tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale)  # elementwise: once per batch
+        ds = tf.data.Dataset.zip((ds, tf.data.Dataset.range(100))).map(
+            lambda t, i: t - tf.reduce_sum(shift) * tf.cast(i, tf.float32))  # one element at a time
+        for b in ds.skip(1).batch(4):
+            s = s * 2.0 + tf.reduce_sum(b)
+        return s
+
+    def expected(xs, scale, shift):
+        v = (xs * scale - shift.sum() * np.arange(len(xs)))[1:]
+        acc = 0.0
+        for i in range(0, len(v), 4):
+            acc = acc * 2.0 + float(v[i:i + 4].sum())
+        return acc
+    shift = np.array([0.5, 0.25], np.float32)
+    for xs, scale in ((X, 3.0), (X[::-1].copy(), -1.0)):
+        got = f(tf.constant(xs), tf.constant(scale), tf.constant(shift))
+        assert float(got) == pytest.approx(expected(xs, scale, shift), rel=1e-6)
+    assert len(traces) == 1
+    assert f.get_concrete_function(tf.constant(X), tf.constant(1.0), tf.constant(shift)).graph.callbacks == []
+
+
+def test_a_map_using_the_enclosing_functions_tensors_in_a_pipeline_pulled_through_python_says_what_to_do():
+    @tf.function
+    def f(x, scale):
+        s = tf.constant(0.0)
+        for v in tf.data.Dataset.from_tensor_slices(x).map(lambda t: t * scale).shuffle(3):
+            s += v
+        return s
+    with pytest.raises(TypeError, match=r"Dataset.map: the function uses 'scale:0', a tensor of the enclosing"
+                                        r"(.|\n)*_ShuffleDataset(.|\n)*Dataset.zip(.|\n)*test_data.py:\d+"):
+        f(tf.constant(X), tf.constant(2.0))
+
+    @tf.function
+    def g(x, threshold):
+        s = tf.constant(0.0)
+        for b in tf.data.Dataset.from_tensor_slices(x).filter(lambda t: t > threshold).batch(2):
+            s += tf.reduce_sum(b)
+        return s
+    with pytest.raises(TypeError, match=r"Dataset.filter: the function uses 'threshold:0'(.|\n)*_BatchDataset"):
+        g(tf.constant(X), tf.constant(2.0))
 
 
 def test_a_shuffle_built_in_a_function_repeats_its_seeded_order_at_every_call():
