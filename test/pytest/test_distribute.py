@@ -110,7 +110,10 @@ def test_buckets_fuse_small_tensors():
     f32 = np.dtype(np.float32)
     specs = [((10,), f32), ((10, 10), f32), ((3,), np.dtype(np.int32)), ((1000,), f32), ((5,), f32)]
     assert plan(specs, bucket_bytes=1 << 20) == [[0, 1], [2], [3, 4]]
-    assert plan(specs, bucket_bytes=440) == [[0, 1], [2], [3], [4]]  # 40 + 400 bytes fit; 4000 is alone
+    assert plan(specs, bucket_bytes=440) == [[0, 1], [3], [2], [4]]  # 40 + 400 bytes fit; 4000 is alone
+    # a large tensor is a message of its own (no copy into a bucket); the small ones around it still share one
+    assert plan(specs, bucket_bytes=1 << 20, alone_bytes=4000) == [[0, 1], [3], [2], [4]]
+    assert plan(specs[:2] + specs[3:], bucket_bytes=1 << 20, alone_bytes=400) == [[1], [2], [0, 3]]
 
 
 def test_one_process_is_a_job_of_one_replica():
