@@ -78,16 +78,57 @@ def worker(kind, per_replica, steps):
                           "cpu_ms_per_step": 1e3 * statistics.median(cpu) / steps}), flush=True)
 
 
+def allreduce_worker(kind, per_replica, reps):
+    """The all-reduce of a step alone, on 2 replicas: the step's buckets (the model's gradients as
+    tfn.distribute plans them, with the loss and row count) all-reduced in place by mpi4py, and by compiled tfn code
+    (a function filling and all-reducing buffers of the buckets' sizes, minus one that only fills them: what the
+    step's collectives cost, signature checks included). Rank 0 prints ms per step as JSON."""
+    import numpy as np
+    from mpi4py import MPI
+
+    import tfn
+    from tfn.distribute import buckets
+    from tfn.ops.collective_ops import all_reduce
+
+    comm = MPI.COMM_WORLD
+    model = (tfn.keras.Sequential([tfn.keras.Input(shape=(8, 8, 1)), tfn.keras.layers.Conv2D(32, 3, padding="same"),
+                                   tfn.keras.layers.MaxPooling2D(), tfn.keras.layers.Conv2D(64, 3, padding="same"),
+                                   tfn.keras.layers.Flatten(), tfn.keras.layers.Dense(10)]) if kind == "cnn" else
+             tfn.keras.Sequential([tfn.keras.layers.Dense(1024, input_shape=(784,)), tfn.keras.layers.Dense(1024),
+                                   tfn.keras.layers.Dense(10)]))
+    specs = [((), np.float32), ((), np.float32)] + [(tuple(v.shape), np.float32) for v in model.trainable_variables]
+    sizes = [sum(int(np.prod(specs[i][0], dtype=np.int64)) for i in b) for b in buckets.plan(specs)]
+    arrays = [np.ones(n, np.float32) for n in sizes]
+    fill = tfn.function(lambda: [tfn.fill([n], 1.0) for n in sizes])
+    fill_reduce = tfn.function(lambda: [all_reduce(tfn.fill([n], 1.0)) for n in sizes])
+    runs = {"mpi4py": lambda: [comm.Allreduce(MPI.IN_PLACE, a) for a in arrays], "fill": fill,
+            "fill_reduce": fill_reduce}
+    times = {k: [] for k in runs}
+    for f in runs.values():
+        f()
+        f()
+    for _ in range(reps):  # interleaved, each after a barrier
+        for k, f in runs.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - start)
+    med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+    if comm.Get_rank() == 0:
+        print(json.dumps({"mpi4py": med["mpi4py"], "compiled": med["fill_reduce"] - med["fill"],
+                          "buckets": sizes}), flush=True)
+
+
 _CACHE = os.environ.get("TFN_CACHE_DIR") or tempfile.mkdtemp(prefix="tfn-bench-dist-")
 
 
-def _start(n, kind, per_replica, steps, core=0):
+def _start(n, kind, per_replica, steps, core=0, mode="--worker"):
     mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     if mpiexec is None:
         sys.exit('mpiexec not found: pip install ".[distribute]"')
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TFN_CACHE_DIR=_CACHE,
                TFN_BENCH_FIRST_CORE=str(core))
-    return subprocess.Popen([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__), "--worker", kind,
+    return subprocess.Popen([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__), mode, kind,
                              str(per_replica), str(steps)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
 
@@ -134,17 +175,22 @@ def main():
     parser.add_argument("--steps", type=int, default=40, help="global batches per timed epoch")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the 1-, 2- and 2x1-process jobs")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--allreduce-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
+    if args.worker or args.allreduce_worker:
         rank = int(os.environ.get("PMI_RANK", "0")) + int(os.environ.get("TFN_BENCH_FIRST_CORE", "0"))
         cores = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cores[rank % len(cores)]})  # one core, so tfn's kernels run one thread
-        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
+        if args.worker:
+            worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
+        else:
+            allreduce_worker(args.allreduce_worker[0], int(args.allreduce_worker[1]), int(args.allreduce_worker[2]))
         return
     print(f"{os.cpu_count()} cores; {args.rounds} interleaved rounds, {args.steps} steps x {TIMED_EPOCHS} timed epochs "
           f"per job; median over rounds (min-max)")
     print(f"{'model':22} {'batch/replica':>13} {'1 process':>20} {'2 processes':>20} {'efficiency':>16} "
           f"{'2 x 1 apart':>20} {'vs apart':>8}  {'cpu ms/step 1|2':>15}  target (efficiency)  load before/after")
+    steps_ms = {}
     for name, (kind, per_replica, judged) in MODELS.items():
         load = os.getloadavg()[0]
         for n in (1, 2):  # untimed: fills the artifact cache (steps, trampoline) for every timed job
@@ -154,6 +200,7 @@ def main():
         two = [r["two"]["examples_per_s"] for r in rounds]
         apart = [r["apart"]["examples_per_s"] for r in rounds]
         eff = [t / (2 * o) for t, o in zip(two, one)]
+        steps_ms[name] = 1e3 * per_replica / statistics.median(one)
         vs_apart = [t / a for t, a in zip(two, apart)]
         cpu = "|".join(f"{statistics.median(r[k]['cpu_ms_per_step'] for r in rounds):.1f}" for k in ("one", "two"))
         verdict = (("met" if statistics.median(eff) >= TARGET else "NOT met") if judged
@@ -163,6 +210,15 @@ def main():
         print(f"{name:22} {per_replica:>13} {_spread(one, rate):>20} {_spread(two, rate):>20} {_spread(eff, pct):>16} "
               f"{_spread(apart, rate):>20} {statistics.median(vs_apart):>8.0%}  {cpu:>15}  "
               f">= {TARGET:.0%} {verdict:8}  {load:.1f}/{os.getloadavg()[0]:.1f}", flush=True)
+    print("\nThe all-reduce of a step alone (2 processes, median of 40, in ms), against the 1-process step:")
+    for name, (kind, per_replica, judged) in MODELS.items():
+        if not judged:
+            continue
+        alone = _result(_start(2, kind, per_replica, 40, mode="--allreduce-worker"), 2)
+        step = steps_ms[name]
+        print(f"{name:22} buckets {'+'.join(str(4 * n) for n in alone['buckets'])} bytes: mpi4py in place "
+              f"{alone['mpi4py']:.3f} ms, compiled {alone['compiled']:.3f} ms = {alone['compiled'] / step:.1%} of the "
+              f"{step:.2f} ms step (load {os.getloadavg()[0]:.1f})", flush=True)
     print("efficiency = 2 processes / (2 x 1 process), per round; 'vs apart' = 2 processes / two 1-process jobs run "
           "at the same time (the cost of communication alone, with the cores this machine gave both); cpu ms/step: "
           "rank 0's CPU time (a replica waiting in MPI busy-polls, so waiting counts)")
