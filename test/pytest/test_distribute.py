@@ -52,6 +52,11 @@ def test_custom_loop_run_reduce_replica_context_and_dataset(tmp_path):
         for key in ("eager_mean", "compiled_mean"):
             np.testing.assert_array_equal(r[key], total, err_msg=key)  # mean of 2x and 2(x + 1)
         np.testing.assert_array_equal(r["reduce_mean0"], total.sum(0) / 4)
+        np.testing.assert_array_equal(r["reread_sum3"], 3 * total)
+        np.testing.assert_array_equal(r["reread_sum"], total)
+    for k, r in enumerate((r0, r1)):  # tensors the function reads after its in-place all-reduces are untouched
+        np.testing.assert_array_equal(r["reread_x"], x0 + k)
+        np.testing.assert_array_equal(r["reread_y"], 3 * (x0 + k))
     sent = [np.array([-0.0, np.nan, 1.5 * (k + 1)], np.float32) for k in (0, 1)]
     for r in (r0, r1):
         for how in ("compiled", "eager"):
