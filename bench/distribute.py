@@ -174,6 +174,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40, help="global batches per timed epoch")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the 1-, 2- and 2x1-process jobs")
+    parser.add_argument("--only", default="", help="only the models whose name contains this text")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--allreduce-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -191,7 +192,8 @@ def main():
     print(f"{'model':22} {'batch/replica':>13} {'1 process':>20} {'2 processes':>20} {'efficiency':>16} "
           f"{'2 x 1 apart':>20} {'vs apart':>8}  {'cpu ms/step 1|2':>15}  target (efficiency)  load before/after")
     steps_ms = {}
-    for name, (kind, per_replica, judged) in MODELS.items():
+    models = {k: v for k, v in MODELS.items() if args.only.lower() in k.lower()}
+    for name, (kind, per_replica, judged) in models.items():
         load = os.getloadavg()[0]
         for n in (1, 2):  # untimed: fills the artifact cache (steps, trampoline) for every timed job
             run_job(n, kind, per_replica, 2)
@@ -211,7 +213,7 @@ def main():
               f"{_spread(apart, rate):>20} {statistics.median(vs_apart):>8.0%}  {cpu:>15}  "
               f">= {TARGET:.0%} {verdict:8}  {load:.1f}/{os.getloadavg()[0]:.1f}", flush=True)
     print("\nThe all-reduce of a step alone (2 processes, median of 40, in ms), against the 1-process step:")
-    for name, (kind, per_replica, judged) in MODELS.items():
+    for name, (kind, per_replica, judged) in models.items():
         if not judged:
             continue
         alone = _result(_start(2, kind, per_replica, 40, mode="--allreduce-worker"), 2)
