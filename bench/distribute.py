@@ -1,29 +1,48 @@
-"""Data-parallel scaling on this machine (issue 19): `python bench/distribute.py [--steps N]`.
+"""Data-parallel scaling on this machine (issue 19): `python bench/distribute.py [--steps N] [--rounds R]`.
 
 Trains the digits CNN (examples/train_digits.py) and an MLP (784-1024-1024-10) with Keras `fit` under
 MultiWorkerMirroredStrategy in jobs of 1 and 2 processes (`mpiexec -n 1|2`), each process pinned to its own core
 (one thread each), at a fixed batch per replica (weak scaling: the global batch grows with the replicas). Prints
-the training throughput (examples/s) and the scaling efficiency, throughput(n) / (n x throughput(1)); target
+the training throughput (examples/s) and the scaling efficiency, throughput(2) / (2 x throughput(1)); target
 >= 85 % at 2 processes. Needs the distribute extra (pip install ".[distribute]").
+
+What makes the figures comparable:
+- Steady state only. One untimed job of each kind first fills the artifact cache (compiled steps and the C call
+  trampoline), so no timed job compiles anything or has a compiler running next to it on its core (a cold first
+  job used to measure the trampoline's build: a 1-process CNN figure 2.7x too low). Within a job, the first epoch
+  is untimed too.
+- Interleaved rounds. Each round runs the 1-process job, the 2-process job and two 1-process jobs at once ("apart":
+  what the 2 cores give without any communication), in an order that rotates; efficiency is taken per round (the
+  jobs of one round saw about the same machine) and the median over rounds is reported with its range.
+- The load average is printed before and after each model: on a machine shared with other work the spread is
+  wide and the figures measure the other work as much as the step.
+The MLP at 256 rows per replica is printed as an extra row (marked, not judged against the target): the compute of
+a step grows with the batch and the bytes of its all-reduce do not.
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-MODELS = {"digits CNN": ("cnn", 32), "MLP 784-1024-1024-10": ("mlp", 64)}  # name: (kind, batch per replica)
+# name: (kind, batch per replica, judged against the target)
+MODELS = {"digits CNN": ("cnn", 32, True), "MLP 784-1024-1024-10": ("mlp", 64, True),
+          "MLP (larger batch)": ("mlp", 256, False)}
 TARGET = 0.85
+TIMED_EPOCHS = 3
 
 
 def worker(kind, per_replica, steps):
-    """One replica: fit `steps` global batches twice (the first compiles); rank 0 prints examples/s as JSON."""
+    """One replica: fit `steps` global batches once untimed, then TIMED_EPOCHS times; rank 0 prints the median
+    epoch's examples/s and CPU ms per step as JSON."""
     import numpy as np
 
     import tfn
+    from tfn.runtime import fastcall
 
     strategy = tfn.distribute.MultiWorkerMirroredStrategy()
     n = strategy.num_replicas_in_sync
@@ -44,28 +63,72 @@ def worker(kind, per_replica, steps):
                                           layers.Dense(1024, activation="relu"), layers.Dense(10)])
         model.compile(optimizer=tfn.keras.optimizers.SGD(0.01),
                       loss=tfn.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    model.fit(x, y, batch_size=per_replica * n, epochs=1, verbose=0, shuffle=False)  # compiles the step
-    times = []
-    for _ in range(3):
+    model.fit(x, y, batch_size=per_replica * n, epochs=1, verbose=0, shuffle=False)  # compiles or loads the step
+    fastcall.wait()  # the C call path, as every later call of a warm process uses it (built once per cache)
+    times, cpu = [], []
+    for _ in range(TIMED_EPOCHS):
         strategy.comm.Barrier()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         model.fit(x, y, batch_size=per_replica * n, epochs=1, verbose=0, shuffle=False)
         strategy.comm.Barrier()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     if strategy.rank == 0:
-        print(json.dumps({"examples_per_s": rows / sorted(times)[1]}), flush=True)
+        print(json.dumps({"examples_per_s": rows / statistics.median(times),
+                          "cpu_ms_per_step": 1e3 * statistics.median(cpu) / steps}), flush=True)
+
+
+def allreduce_worker(kind, per_replica, reps):
+    """The all-reduce of a step alone, on 2 replicas: the step's buckets (the model's gradients as
+    tfn.distribute plans them, with the loss and row count) all-reduced in place by mpi4py, and by compiled tfn code
+    (a function filling and all-reducing buffers of the buckets' sizes, minus one that only fills them: what the
+    step's collectives cost, signature checks included). Rank 0 prints ms per step as JSON."""
+    import numpy as np
+    from mpi4py import MPI
+
+    import tfn
+    from tfn.distribute import buckets
+    from tfn.ops.collective_ops import all_reduce
+
+    comm = MPI.COMM_WORLD
+    model = (tfn.keras.Sequential([tfn.keras.Input(shape=(8, 8, 1)), tfn.keras.layers.Conv2D(32, 3, padding="same"),
+                                   tfn.keras.layers.MaxPooling2D(), tfn.keras.layers.Conv2D(64, 3, padding="same"),
+                                   tfn.keras.layers.Flatten(), tfn.keras.layers.Dense(10)]) if kind == "cnn" else
+             tfn.keras.Sequential([tfn.keras.layers.Dense(1024, input_shape=(784,)), tfn.keras.layers.Dense(1024),
+                                   tfn.keras.layers.Dense(10)]))
+    specs = [((), np.float32), ((), np.float32)] + [(tuple(v.shape), np.float32) for v in model.trainable_variables]
+    sizes = [sum(int(np.prod(specs[i][0], dtype=np.int64)) for i in b) for b in buckets.plan(specs)]
+    arrays = [np.ones(n, np.float32) for n in sizes]
+    fill = tfn.function(lambda: [tfn.fill([n], 1.0) for n in sizes])
+    fill_reduce = tfn.function(lambda: [all_reduce(tfn.fill([n], 1.0)) for n in sizes])
+    runs = {"mpi4py": lambda: [comm.Allreduce(MPI.IN_PLACE, a) for a in arrays], "fill": fill,
+            "fill_reduce": fill_reduce}
+    times = {k: [] for k in runs}
+    for f in runs.values():
+        f()
+        f()
+    for _ in range(reps):  # interleaved, each after a barrier
+        for k, f in runs.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - start)
+    med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+    if comm.Get_rank() == 0:
+        print(json.dumps({"mpi4py": med["mpi4py"], "compiled": med["fill_reduce"] - med["fill"],
+                          "buckets": sizes}), flush=True)
 
 
 _CACHE = os.environ.get("TFN_CACHE_DIR") or tempfile.mkdtemp(prefix="tfn-bench-dist-")
 
 
-def _start(n, kind, per_replica, steps, core=0):
+def _start(n, kind, per_replica, steps, core=0, mode="--worker"):
     mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     if mpiexec is None:
         sys.exit('mpiexec not found: pip install ".[distribute]"')
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TFN_CACHE_DIR=_CACHE,
                TFN_BENCH_FIRST_CORE=str(core))
-    return subprocess.Popen([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__), "--worker", kind,
+    return subprocess.Popen([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__), mode, kind,
                              str(per_replica), str(steps)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
 
@@ -74,11 +137,11 @@ def _result(proc, n):
     out, err = proc.communicate(timeout=1800)
     if proc.returncode != 0:
         sys.exit(f"the job of {n} failed:\n{err[-3000:]}")
-    return json.loads(out.strip().splitlines()[-1])["examples_per_s"]
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def run_job(n, kind, per_replica, steps):
-    """Examples/s of a job of n processes."""
+    """Examples/s of a job of n processes (and its rank 0's CPU ms per step)."""
     return _result(_start(n, kind, per_replica, steps), n)
 
 
@@ -86,32 +149,81 @@ def run_independent(kind, per_replica, steps):
     """Examples/s of two 1-process jobs at once, on cores 0 and 1: what 2 cores give this machine without any
     communication (on a loaded machine, less than twice one job)."""
     procs = [_start(1, kind, per_replica, steps, core) for core in (0, 1)]
-    return sum(_result(p, 1) for p in procs)
+    results = [_result(p, 1) for p in procs]
+    return {"examples_per_s": sum(r["examples_per_s"] for r in results),
+            "cpu_ms_per_step": max(r["cpu_ms_per_step"] for r in results)}
+
+
+def measure(kind, per_replica, steps, rounds):
+    """Per round: {"one", "two", "apart"} results; the order of the three jobs rotates from round to round."""
+    jobs = {"one": lambda: run_job(1, kind, per_replica, steps), "two": lambda: run_job(2, kind, per_replica, steps),
+            "apart": lambda: run_independent(kind, per_replica, steps)}
+    order = list(jobs)
+    out = []
+    for r in range(rounds):
+        turn = order[r % 3:] + order[:r % 3]
+        out.append({name: jobs[name]() for name in turn})
+    return out
+
+
+def _spread(values, fmt):
+    return f"{fmt(statistics.median(values))} ({fmt(min(values))}-{fmt(max(values))})"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40, help="global batches per timed epoch")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the 1-, 2- and 2x1-process jobs")
+    parser.add_argument("--only", default="", help="only the models whose name contains this text")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--allreduce-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
+    if args.worker or args.allreduce_worker:
         rank = int(os.environ.get("PMI_RANK", "0")) + int(os.environ.get("TFN_BENCH_FIRST_CORE", "0"))
         cores = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cores[rank % len(cores)]})  # one core, so tfn's kernels run one thread
-        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
+        if args.worker:
+            worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
+        else:
+            allreduce_worker(args.allreduce_worker[0], int(args.allreduce_worker[1]), int(args.allreduce_worker[2]))
         return
-    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'model':22} {'batch/replica':>13} {'1 process':>11} {'2 processes':>11} {'efficiency':>10} "
-          f"{'2 x 1 apart':>11} {'vs apart':>8}  target (efficiency)")
-    for name, (kind, per_replica) in MODELS.items():
-        one = run_job(1, kind, per_replica, args.steps)
-        two = run_job(2, kind, per_replica, args.steps)
-        apart = run_independent(kind, per_replica, args.steps)
-        eff = two / (2 * one)
-        print(f"{name:22} {per_replica:>13} {one:>9.0f}/s {two:>9.0f}/s {eff:>10.0%} {apart:>9.0f}/s "
-              f"{two / apart:>8.0%}  >= {TARGET:.0%} {'met' if eff >= TARGET else 'NOT met'}", flush=True)
-    print("efficiency = 2 processes / (2 x 1 process); 'vs apart' = 2 processes / two 1-process jobs run at the same "
-          "time (the cost of communication alone, with the cores this machine gave both)")
+    print(f"{os.cpu_count()} cores; {args.rounds} interleaved rounds, {args.steps} steps x {TIMED_EPOCHS} timed epochs "
+          f"per job; median over rounds (min-max)")
+    print(f"{'model':22} {'batch/replica':>13} {'1 process':>20} {'2 processes':>20} {'efficiency':>16} "
+          f"{'2 x 1 apart':>20} {'vs apart':>8}  {'cpu ms/step 1|2':>15}  target (efficiency)  load before/after")
+    steps_ms = {}
+    models = {k: v for k, v in MODELS.items() if args.only.lower() in k.lower()}
+    for name, (kind, per_replica, judged) in models.items():
+        load = os.getloadavg()[0]
+        for n in (1, 2):  # untimed: fills the artifact cache (steps, trampoline) for every timed job
+            run_job(n, kind, per_replica, 2)
+        rounds = measure(kind, per_replica, args.steps, args.rounds)
+        one = [r["one"]["examples_per_s"] for r in rounds]
+        two = [r["two"]["examples_per_s"] for r in rounds]
+        apart = [r["apart"]["examples_per_s"] for r in rounds]
+        eff = [t / (2 * o) for t, o in zip(two, one)]
+        steps_ms[name] = 1e3 * per_replica / statistics.median(one)
+        vs_apart = [t / a for t, a in zip(two, apart)]
+        cpu = "|".join(f"{statistics.median(r[k]['cpu_ms_per_step'] for r in rounds):.1f}" for k in ("one", "two"))
+        verdict = (("met" if statistics.median(eff) >= TARGET else "NOT met") if judged
+                   else "(extra row: not judged)")
+        rate = lambda v: f"{v:.0f}/s"  # noqa: E731
+        pct = lambda v: f"{v:.0%}"  # noqa: E731
+        print(f"{name:22} {per_replica:>13} {_spread(one, rate):>20} {_spread(two, rate):>20} {_spread(eff, pct):>16} "
+              f"{_spread(apart, rate):>20} {statistics.median(vs_apart):>8.0%}  {cpu:>15}  "
+              f">= {TARGET:.0%} {verdict:8}  {load:.1f}/{os.getloadavg()[0]:.1f}", flush=True)
+    print("\nThe all-reduce of a step alone (2 processes, median of 40, in ms), against the 1-process step:")
+    for name, (kind, per_replica, judged) in models.items():
+        if not judged:
+            continue
+        alone = _result(_start(2, kind, per_replica, 40, mode="--allreduce-worker"), 2)
+        step = steps_ms[name]
+        print(f"{name:22} buckets {'+'.join(str(4 * n) for n in alone['buckets'])} bytes: mpi4py in place "
+              f"{alone['mpi4py']:.3f} ms, compiled {alone['compiled']:.3f} ms = {alone['compiled'] / step:.1%} of the "
+              f"{step:.2f} ms step (load {os.getloadavg()[0]:.1f})", flush=True)
+    print("efficiency = 2 processes / (2 x 1 process), per round; 'vs apart' = 2 processes / two 1-process jobs run "
+          "at the same time (the cost of communication alone, with the cores this machine gave both); cpu ms/step: "
+          "rank 0's CPU time (a replica waiting in MPI busy-polls, so waiting counts)")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """Gradient buckets: the tensors of a step all-reduced in few messages.
 
 Each MPI message costs a latency (microseconds on one machine, tens of them across a network) on top of its bytes;
-a model's many small tensors (biases, norms) would pay it once each. Tensors are flattened and concatenated, in
-order, into buckets of at most `bucket_bytes` (a tensor larger than that is a bucket of its own), one all-reduce
-per bucket and dtype, and split back. Traced, the concatenation, the collective and the slices are ops of the
-compiled step; eagerly, the same ops run one by one.
+a model's many small tensors (biases, norms) would pay it once each. Small tensors are flattened and concatenated,
+in order, into buckets of at most `bucket_bytes`, one all-reduce per bucket and dtype, and split back. A large
+tensor (ALONE_BYTES or more) is a message of its own instead: copying it into a bucket would cost more than the
+latency it saves, and alone it is reduced in place in its own buffer (passes/lowering/collective.py). Traced, the
+concatenation, the collective and the slices are ops of the compiled step; eagerly, the same ops run one by one.
 """
 import numpy as np
 
@@ -13,13 +14,21 @@ from tfn.ops.array_ops import concat, reshape
 from tfn.ops.collective_ops import all_reduce
 
 DEFAULT_BUCKET_BYTES = 4 << 20  # docs/scaling.md: past ~1 MB a message runs at the link's bandwidth
+# A tensor this large travels alone: a copy into a bucket (~0.1 ms per MB) costs more than a message's latency
+# (docs/scaling.md: 2-25 us per step on a network, a few us through shared memory).
+ALONE_BYTES = 1 << 20
 
 
-def plan(shapes_and_dtypes, bucket_bytes=DEFAULT_BUCKET_BYTES):
-    """Buckets as lists of tensor positions: consecutive tensors of one dtype up to bucket_bytes each."""
+def plan(shapes_and_dtypes, bucket_bytes=DEFAULT_BUCKET_BYTES, alone_bytes=ALONE_BYTES):
+    """Buckets as lists of tensor positions: a tensor of at least min(alone_bytes, bucket_bytes) bytes alone, the
+    others in order, consecutive ones of one dtype together up to bucket_bytes per bucket."""
+    alone_bytes = min(alone_bytes, bucket_bytes)
     buckets, current, size, dtype = [], [], 0, None
     for i, (shape, dt) in enumerate(shapes_and_dtypes):
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize
+        if nbytes >= alone_bytes:
+            buckets.append([i])
+            continue
         if current and (dt != dtype or size + nbytes > bucket_bytes):
             buckets.append(current)
             current, size = [], 0
@@ -39,8 +48,11 @@ def all_reduce_tensors(values, reduction="sum", bucket_bytes=DEFAULT_BUCKET_BYTE
     specs = [(tuple(tensors[i].shape), tensors[i].dtype.np) for i in present]
     for bucket in plan(specs, bucket_bytes):
         members = [present[j] for j in bucket]
+        if len(members) == 1:  # no bucket to split: the tensor itself is the message
+            out[members[0]] = all_reduce(tensors[members[0]], reduction)
+            continue
         flat = [reshape(tensors[i], [-1]) for i in members]
-        reduced = all_reduce(flat[0] if len(flat) == 1 else concat(flat, 0), reduction)
+        reduced = all_reduce(concat(flat, 0), reduction)
         start = 0
         for i in members:
             n = int(np.prod(tuple(tensors[i].shape), dtype=np.int64))

@@ -183,8 +183,21 @@ class MultiWorkerMirroredStrategy:
         the sums (gradients, loss, rows) travel in the same buckets, so shards of unequal size average exactly."""
         weight = cast(rows, "float32")
         scaled = [None if g is None else g * cast(weight, g.dtype) for g in grads]
+        return self._sum_weighted(scaled, loss, weight)
+
+    def weighted_loss(self, loss, rows):
+        """This replica's loss (a mean over its `rows`) times `rows`: differentiated, it gives the gradients that
+        `reduce_weighted_gradients` takes, weighted by the row count at no cost (the factor is applied to the
+        scalar seed of the backward pass, not to every gradient as reduce_gradients must)."""
+        return loss * cast(cast(rows, "float32"), loss.dtype)
+
+    def reduce_weighted_gradients(self, grads, loss, rows):
+        """reduce_gradients for `grads` of weighted_loss(loss, rows) (already weighted by this replica's rows)."""
+        return self._sum_weighted(grads, loss, cast(rows, "float32"))
+
+    def _sum_weighted(self, scaled, loss, weight):
         extra = [loss * cast(weight, loss.dtype), weight]
-        reduced = buckets.all_reduce_tensors(extra + scaled, "sum", self.bucket_bytes)
+        reduced = buckets.all_reduce_tensors(extra + list(scaled), "sum", self.bucket_bytes)
         total = reduced[1]
         out = [None if g is None else g / cast(total, g.dtype) for g in reduced[2:]]
         return out, reduced[0] / cast(total, reduced[0].dtype), total

@@ -61,15 +61,19 @@ class Model(Layer):
 
     def train_step(self, x, y):
         """One optimisation step on a batch; the metrics accumulate its loss and predictions."""
+        strategy = getattr(self, "_strategy", None)
+        distributed = strategy is not None and strategy.num_replicas_in_sync > 1
         with tf.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(y, y_pred)
+            if distributed:  # this replica's loss weighted by its rows: so are the gradients, at no extra pass
+                rows = tf.shape(y_pred)[0]
+                objective = strategy.weighted_loss(loss, rows)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
-        strategy = getattr(self, "_strategy", None)
-        if strategy is not None and strategy.num_replicas_in_sync > 1:
+        grads = tape.gradient(objective if distributed else loss, variables)
+        if distributed:
             # all-reduced inside this (compiled) step: the global batch's gradients and loss, on every replica
-            grads, loss, rows = strategy.reduce_gradients(grads, loss, tf.shape(y_pred)[0])
+            grads, loss, rows = strategy.reduce_weighted_gradients(grads, loss, rows)
             self.optimizer.apply_gradients(zip(grads, variables))
             self._loss_tracker.update_state(loss, sample_weight=rows)
             for m in self.compiled_metrics:  # this replica's shard (Keras metrics are not synchronised here)

@@ -52,6 +52,11 @@ def test_custom_loop_run_reduce_replica_context_and_dataset(tmp_path):
         for key in ("eager_mean", "compiled_mean"):
             np.testing.assert_array_equal(r[key], total, err_msg=key)  # mean of 2x and 2(x + 1)
         np.testing.assert_array_equal(r["reduce_mean0"], total.sum(0) / 4)
+        np.testing.assert_array_equal(r["reread_sum3"], 3 * total)
+        np.testing.assert_array_equal(r["reread_sum"], total)
+    for k, r in enumerate((r0, r1)):  # tensors the function reads after its in-place all-reduces are untouched
+        np.testing.assert_array_equal(r["reread_x"], x0 + k)
+        np.testing.assert_array_equal(r["reread_y"], 3 * (x0 + k))
     sent = [np.array([-0.0, np.nan, 1.5 * (k + 1)], np.float32) for k in (0, 1)]
     for r in (r0, r1):
         for how in ("compiled", "eager"):
@@ -110,7 +115,10 @@ def test_buckets_fuse_small_tensors():
     f32 = np.dtype(np.float32)
     specs = [((10,), f32), ((10, 10), f32), ((3,), np.dtype(np.int32)), ((1000,), f32), ((5,), f32)]
     assert plan(specs, bucket_bytes=1 << 20) == [[0, 1], [2], [3, 4]]
-    assert plan(specs, bucket_bytes=440) == [[0, 1], [2], [3], [4]]  # 40 + 400 bytes fit; 4000 is alone
+    assert plan(specs, bucket_bytes=440) == [[0, 1], [3], [2], [4]]  # 40 + 400 bytes fit; 4000 is alone
+    # a large tensor is a message of its own (no copy into a bucket); the small ones around it still share one
+    assert plan(specs, bucket_bytes=1 << 20, alone_bytes=4000) == [[0, 1], [3], [2], [4]]
+    assert plan(specs[:2] + specs[3:], bucket_bytes=1 << 20, alone_bytes=400) == [[1], [2], [0, 3]]
 
 
 def test_one_process_is_a_job_of_one_replica():

@@ -26,14 +26,17 @@ if strategy.rank == 0:
     print(ir("tfn"))
 
 # In native code: helpers calling MPI (MPICH's constants), called by the step: the signature check (2 x i64,
-# MPI_MAX: replicas agree on the bucket's shape) and the bucket (25 x f32, MPI_SUM)
+# MPI_MAX: replicas agree on the bucket's shape) and the bucket (25 x f32, MPI_SUM), reduced in place in the
+# bucket's own buffer (MPI_IN_PLACE, MPICH's -1, as the send buffer: no second buffer)
 # CHECK: llvm.func @MPI_Allreduce
-# CHECK: llvm.func @tfn_mpi_allreduce_sum_25xf32
+# CHECK-LABEL: llvm.func @tfn_mpi_inplace_sum_25xf32
+# CHECK: %[[MINUS_ONE:.*]] = llvm.mlir.constant(-1 : i64) : i64
+# CHECK-NEXT: %[[IN_PLACE:.*]] = llvm.inttoptr %[[MINUS_ONE]] : i64 to !llvm.ptr
+# CHECK: llvm.call @MPI_Allreduce(%[[IN_PLACE]],
+# CHECK-LABEL: llvm.func @tfn_mpi_allreduce_max_2xi64
 # CHECK: llvm.call @MPI_Allreduce
-# CHECK: llvm.func @tfn_mpi_allreduce_max_2xi64
-# CHECK: llvm.call @MPI_Allreduce
-# CHECK: llvm.func @__inference_train_step
+# CHECK-LABEL: llvm.func @__inference_train_step
 # CHECK: llvm.call @tfn_mpi_allreduce_max_2xi64
-# CHECK: llvm.call @tfn_mpi_allreduce_sum_25xf32
+# CHECK: llvm.call @tfn_mpi_inplace_sum_25xf32
 if strategy.rank == 0:
     print(ir("llvm"))

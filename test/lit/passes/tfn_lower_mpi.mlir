@@ -13,6 +13,13 @@
 // CHECK-DAG: llvm.mlir.constant(1275069450 : i32)
 // CHECK-DAG: llvm.mlir.constant(1476395011 : i32)
 // CHECK: llvm.call @MPI_Allreduce
+// In place (tfn_mpi_inplace_*): one buffer, passed as the receive buffer, with MPI_IN_PLACE (MPICH: -1) as the
+// send buffer.
+// CHECK-LABEL: llvm.func @tfn_mpi_inplace_sum_4x2xf32
+// CHECK: llvm.mlir.constant(8 : index)
+// CHECK: %[[MINUS_ONE:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK-NEXT: %[[IN_PLACE:.*]] = llvm.inttoptr %[[MINUS_ONE]] : i64 to !llvm.ptr
+// CHECK: llvm.call @MPI_Allreduce(%[[IN_PLACE]],
 // CHECK-LABEL: llvm.func @tfn_mpi_comm_rank() -> i32
 // CHECK: llvm.call @MPI_Comm_rank
 // CHECK-LABEL: llvm.func @tfn_mpi_comm_size() -> i32
@@ -20,6 +27,7 @@
 // KEEP: func.func @user(
 // KEEP-NOT: MPI_
 func.func private @tfn_mpi_allreduce_sum_2x3xf32(memref<2x3xf32>, memref<2x3xf32>)
+func.func private @tfn_mpi_inplace_sum_4x2xf32(memref<4x2xf32>)
 func.func private @tfn_mpi_comm_rank() -> i32
 func.func private @tfn_mpi_comm_size() -> i32
 func.func @user() {

@@ -509,27 +509,28 @@ func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
 }
 
 // Collectives: the replicas first agree on the operand's signature (dtype and shape: one all-reduce of 2 x i64 with
-// MPI_MAX, a mismatch reported through the error channel), then MPI writes a new buffer; broadcast and all_gather
-// sum integer bit patterns to which every replica but the sender contributes zeros. The helpers are declared here
-// and defined by tfn-lower-mpi.
+// MPI_MAX, a mismatch reported through the error channel), then MPI sums the operand's buffer in place (a writable
+// to_buffer: bufferization copies the operand first if anything reads it afterwards); broadcast and all_gather sum
+// integer bit patterns to which every replica but the sender contributes zeros. The helpers are declared here and
+// defined by tfn-lower-mpi.
 // CHECK-LABEL: func.func @collectives
 func.func @collectives(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf32>, tensor<4xi32>, tensor<4x3xf32>) {
   // CHECK: call @tfn_mpi_comm_rank() : () -> i32
   // CHECK: call @tfn_mpi_allreduce_max_2xi64(%{{.*}}, %{{.*}}) : (memref<2xi64>, memref<2xi64>) -> ()
   // CHECK: memref.get_global @tfn_error_flag
-  // CHECK: %[[X:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x3xf32> to memref<2x3xf32>
-  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x3xf32>
+  // CHECK: %[[X:.*]] = bufferization.to_buffer %{{.*}} : tensor<2x3xf32> to memref<2x3xf32>
+  // CHECK-NOT: memref.alloc
   // CHECK: scf.if
-  // CHECK-NEXT: func.call @tfn_mpi_allreduce_sum_2x3xf32(%[[X]], %[[OUT]])
-  // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x3xf32> to tensor<2x3xf32>
+  // CHECK-NEXT: func.call @tfn_mpi_inplace_sum_2x3xf32(%[[X]])
+  // CHECK: bufferization.to_tensor %[[X]] restrict writable : memref<2x3xf32> to tensor<2x3xf32>
   %0 = "tfn.all_reduce"(%x) {reduction = "sum"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   // CHECK: call @tfn_mpi_comm_size() : () -> i32
   // CHECK: arith.select
-  // CHECK: func.call @tfn_mpi_allreduce_sum_4xi32
+  // CHECK: func.call @tfn_mpi_inplace_sum_4xi32
   %1 = "tfn.broadcast"(%i) {root = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
   // CHECK: arith.bitcast %{{.*}} : f32 to i32
   // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [2, 3] [1, 1] : tensor<2x3xi32> into tensor<4x3xi32>
-  // CHECK: func.call @tfn_mpi_allreduce_sum_4x3xi32
+  // CHECK: func.call @tfn_mpi_inplace_sum_4x3xi32
   // CHECK: arith.bitcast %{{.*}} : i32 to f32
   %2 = "tfn.all_gather"(%x) {replicas = 2 : i64} : (tensor<2x3xf32>) -> tensor<4x3xf32>
   return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi32>, tensor<4x3xf32>

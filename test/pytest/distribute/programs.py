@@ -65,6 +65,13 @@ def custom_loop(out):
     exchange = tfn.function(lambda z: (broadcast(z, 1), all_gather(tfn.reshape(z, [1, 3]))))
     bits = {f"compiled_{k}": v.numpy() for k, v in zip(("bcast", "gather"), exchange(z))}
     bits.update(eager_bcast=broadcast(z, 1).numpy(), eager_gather=all_gather(tfn.reshape(z, [1, 3])).numpy())
+    # the compiled all-reduce sums in place: an argument and a temporary read again afterwards keep their values
+    from tfn.ops.collective_ops import all_reduce
+
+    def reread(x):
+        y = x * 3.0
+        return all_reduce(y), all_reduce(x), y + 0.0, x + 0.0
+    bits.update({f"reread_{k}": t.numpy() for k, t in zip(("sum3", "sum", "y", "x"), tfn.function(reread)(x))})
     ds = tfn.data.Dataset.from_tensor_slices(np.arange(20, dtype=np.float32).reshape(10, 2)).batch(5)
     shards = [s.numpy().tolist() for s in strategy.experimental_distribute_dataset(ds)]
     np.savez(f"{out}.{r}.npz", v=v.numpy(), eager_sum=eager[0].numpy(), eager_mean=eager[1].numpy(),
