@@ -26,11 +26,22 @@ def install(comm):
         if comm.Get_size() > 1:
             sys.stderr.write(f"tfn.distribute: replica {comm.Get_rank()} of {comm.Get_size()} raised "
                              f"{kind.__name__}; aborting the job (MPI_Abort) so that the other replicas stop\n")
-            sys.stderr.flush()
-            comm.Abort(1)
+            _abort(comm, 1)
 
     sys.excepthook = abort_on_exception
     _installed.append(abort_on_exception)
+
+
+# MPICH's launcher forwards each process's output asynchronously and drops what it has not forwarded yet when the
+# job is aborted (seen on a loaded machine: the traceback cut off in its last line); half a second lets it catch up.
+_FORWARD_GRACE = 0.5
+
+
+def _abort(comm, code):
+    sys.stderr.flush()
+    sys.stdout.flush()
+    time.sleep(_FORWARD_GRACE)
+    comm.Abort(code)
 
 
 class Watchdog:
@@ -71,5 +82,4 @@ class Watchdog:
                 sys.stderr.write(f"{where}tfn.distribute: replica {self.comm.Get_rank()} waited more than "
                                  f"{self.timeout:g} s in {what}: another replica has stopped or hangs; aborting the "
                                  f"job\n")
-                sys.stderr.flush()
-                self.comm.Abort(2)
+                _abort(self.comm, 2)
