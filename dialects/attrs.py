@@ -2,7 +2,7 @@
 import numpy as np
 from mlir import ir
 
-from tfn.dialects import dtypes, string_attrs
+from tfn.dialects import dtypes, string_attrs, types
 from tfn.dialects.types import TensorType
 
 
@@ -10,12 +10,31 @@ def _dense(value):
     arr, tt = value
     if tt.dtype.is_string:
         return string_attrs.encode(arr, tt)
+    if arr.size > _SMALL_DENSE or not types.in_shared_context():
+        return _new_dense(arr, tt)
+    key = (tt.shape, tt.dtype, arr.dtype.str, arr.tobytes())
+    attr = _SHARED_DENSE.get(key)
+    if attr is None:
+        if len(_SHARED_DENSE) >= _SHARED_DENSE_KEPT:
+            _SHARED_DENSE.clear()
+        attr = _SHARED_DENSE[key] = _new_dense(arr, tt)
+    return attr
+
+
+def _new_dense(arr, tt):
     t = tt.to_mlir()
     if arr.dtype == np.bool_:
         return ir.DenseElementsAttr.get(np.packbits(arr.reshape(-1), bitorder="little"), type=t)
     if tt.dtype.is_unsigned:
         arr = arr.view(np.int8)
     return ir.DenseElementsAttr.get(np.require(arr, requirements="C"), type=t)
+
+
+# The attributes of small constants in the shared context (which lives as long as the process), by type and bytes:
+# a trace embeds the same few literals again and again, and building the attribute costs a fifth of the op.
+_SHARED_DENSE = {}
+_SHARED_DENSE_KEPT = 4096
+_SMALL_DENSE = 16  # elements
 
 
 def _undense(attr):

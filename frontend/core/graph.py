@@ -19,7 +19,7 @@ from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
 from tfn.dialects.errors import InaccessibleTensorError
 from tfn.dialects.locations import frame_position, with_excerpt
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, tensor_type
 
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
@@ -35,22 +35,26 @@ def user_stacklevel():
     return level
 
 
-def user_frame():
-    """The innermost stack frame outside tfn's own source (the user's line)."""
-    f = sys._getframe(1)
-    internal = _INTERNAL_FILES
+def user_frame(skip=1):
+    """The innermost stack frame outside tfn's own source (the user's line), from `skip` frames above the caller
+    (frames skipped must be tfn's)."""
+    f = sys._getframe(skip)
+    internal, external = _INTERNAL_FILES, _EXTERNAL_FILES
     while f is not None:
         name = f.f_code.co_filename
-        inside = internal.get(name)
-        if inside is None:
-            inside = internal[name] = name.startswith(_TFN_DIRS)
-        if not inside:
+        if name in internal:  # (asked of ~10 frames per traced op: set lookups, not dict.get calls)
+            f = f.f_back
+        elif name in external:
             return f
-        f = f.f_back
+        elif name.startswith(_TFN_DIRS):
+            internal.add(name)
+        else:
+            external.add(name)
     return None
 
 
-_INTERNAL_FILES = {}  # source file name -> whether it is tfn's (asked twice per traced op, of ~10 frames each)
+_INTERNAL_FILES = set()  # source files that are tfn's
+_EXTERNAL_FILES = set()  # source files that are not
 
 
 def user_position():
@@ -78,7 +82,8 @@ class FuncGraph:
         self.symbol = "__inference_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
         self.ctx = context.shared_context()
         self._names = {}
-        self.op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named
+        self._op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named (see op_names)
+        self._new_names = []  # (ir.Operation, name) of ops emitted since op_names was last read
         self.inputs = []
         self.closed = False
         # Effect state (a variable's current value) by key; control flow carries the keys its regions change.
@@ -94,6 +99,7 @@ class FuncGraph:
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
         self.placement = None  # the runtime Device a tfn.function placed on a GPU is traced for (core/device_scope.py)
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
+        self._locations = {}  # (code object, instruction offset) -> its ir.Location (see location())
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -112,6 +118,14 @@ class FuncGraph:
         graph_stack.pop()
         return False
 
+    @property
+    def op_names(self):
+        """{ir.Operation: its node name in as_graph_def()}, as the symbolic tensors it made are named."""
+        if self._new_names:  # (filled here, not per op: hashing an Operation costs a tenth of emitting one)
+            self._op_names.update(self._new_names)
+            self._new_names.clear()
+        return self._op_names
+
     def unique_name(self, base):
         n = self._names.get(base, 0)
         self._names[base] = n + 1
@@ -121,10 +135,16 @@ class FuncGraph:
         """The MLIR location of the user's expression running now (file, line and column)."""
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
-        where = user_position()
-        if where is None:
+        f = user_frame(3)  # (this method and its caller are tfn's)
+        if f is None:
             return ir.Location.unknown()
-        return ir.Location.file(*where)
+        # One location per code position: an op and the constants of its Python operands share it, and a loop
+        # traced many times emits ops at the same few positions.
+        key = (f.f_code, f.f_lasti)
+        loc = self._locations.get(key)
+        if loc is None:
+            loc = self._locations[key] = ir.Location.file(*frame_position(f))
+        return loc
 
     def add_input(self, ttype, name):
         """A new function argument of a tfn tensor type; returns its symbolic tensor."""
@@ -198,18 +218,33 @@ class FuncGraph:
 
     def emit(self, opdef, operands, attr_values, result_types):
         """Append one tfn op; returns its results as symbolic tensors."""
-        self.check_accessible(operands)
-        attributes = {n: attr_codec.to_mlir(k, attr_values.get(n)) for n, k in opdef.attrs.items()}
+        if self._scope_of:
+            self.check_accessible(operands)
+        # (loops written out: a comprehension is a call of its own, and this runs twice per op of a `x * 2.0`)
+        attributes = None
+        if opdef.attrs:
+            attributes = {}
+            for n, k in opdef.attrs.items():
+                attributes[n] = attr_codec.to_mlir(k, attr_values.get(n))
+        mlir_operands = []
+        for o in operands:
+            mlir_operands.append(o._mlir)
+        if len(result_types) == 1:
+            out_type = result_types[0]
+            op = ir.Operation.create(opdef.full_name, results=[out_type.to_mlir()], operands=mlir_operands,
+                                     attributes=attributes, loc=self.location(), ip=self.ip)
+            name = self.unique_name(self.name_scope + opdef.name)
+            self._new_names.append((op, name))  # the op's node name in as_graph_def()
+            return [self.wrap(op.result, out_type, name + ":0")]
         op = ir.Operation.create(opdef.full_name, results=[t.to_mlir() for t in result_types],
-                                 operands=[o._mlir for o in operands], attributes=attributes,
-                                 loc=self.location(), ip=self.ip)
+                                 operands=mlir_operands, attributes=attributes, loc=self.location(), ip=self.ip)
         name = self.unique_name(self.name_scope + opdef.name)
-        self.op_names[op] = name  # the op's node name in as_graph_def()
+        self._new_names.append((op, name))
         return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
 
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
-        tt = TensorType(tensor._shape, tensor._dtype)
+        tt = tensor_type(tensor._shape, tensor._dtype)
         t = self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
         t._const = tensor._value
         return t
