@@ -12,9 +12,8 @@ from mlir import ir
 
 from tfn.dialects.context import new_context
 from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
-from tfn.passes import gpu, pipelines, registry
+from tfn.passes import pipelines
 from tfn.passes import target as target_mod
-from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler, cuda_driver, devices, toolchain
 from tfn.runtime.cachedir import read_fd
 from tfn.runtime.device_executable import DeviceExecutable
@@ -48,6 +47,8 @@ def gpu_pipeline(device):
     host side: arguments and results in device memory, every host<->device copy left to the runtime. The emulated
     GPU's turns the mapped gpu.launch IR into CPU loops (an ordinary CPU library); a CUDA GPU's ends in NVVM and a
     fatbin for its chip (TFN_GPU_CHIP, else from its compute capability)."""
+    from tfn.passes import gpu  # start-up cost: the GPU pipelines are built for a GPU function only
+
     if device.backend == devices.EMULATED:
         text = gpu.pipeline_for("emulate")
     else:
@@ -119,6 +120,8 @@ def _artifact(module, options, symbol, name):
 def lower(module, pipeline, target, name):
     """A copy of traced `module` lowered by `pipeline` (a name in passes/pipelines.py, or pipeline text) with its
     passes' options for `target`; name: the function's name in compile errors. Call with module.context entered."""
+    from tfn.passes import registry  # start-up cost: the pass machinery loads on a cache miss, not at import
+
     lowered = _copy(module)
     _run_pipeline(lowered.operation, registry.pipeline_text(pipeline, target), name, target)
     return lowered
@@ -185,6 +188,8 @@ def _copy(module):
 
 
 def _run_pipeline(module_op, pipeline, fname, target=None):
+    from tfn.passes import registry  # start-up cost: as in lower()
+
     try:
         registry.run(pipeline, module_op, target)
     except ir.MLIRError as e:
@@ -200,6 +205,8 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
         a private context: the shared one is for the thread that holds the trace lock."""
         if options.pipeline != "tfn-pipeline":
             return None
+        from tfn.passes import registry  # start-up cost: as in lower()
+
         text = module.operation.get_asm(enable_debug_info=True)
         with _DESCRIBING:
             if not _DESCRIBING_CONTEXT:
@@ -212,6 +219,9 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
         return lowered
 
     def describe(code, details):
+        # start-up cost: the messages' lowering (and the MLIR dialect modules it builds with) loads on an error
+        from tfn.passes.lowering import runtime_errors
+
         with module.context:
             return runtime_errors.describe(module.operation, code, details, symbol, lower)
     return describe
