@@ -3,7 +3,6 @@
 The frontend hands over the module it traced (which keeps the user's source locations) and what the Executable
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
-import dataclasses
 import os
 import shutil
 import threading
@@ -12,6 +11,7 @@ from mlir import ir
 
 from tfn.dialects.context import new_context
 from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
+from tfn.dialects.frozen import Frozen
 from tfn.passes import pipelines
 from tfn.passes import target as target_mod
 from tfn.runtime import cache, compiler, cuda_driver, devices, toolchain
@@ -22,18 +22,17 @@ from tfn.runtime.executable import Executable
 STAGES = pipelines.STAGES
 
 
-@dataclasses.dataclass(frozen=True)
-class CompileOptions:
+class CompileOptions(Frozen):
     """How to compile: the pipeline (a name in passes/pipelines.py, or pipeline text), the LLVM opt level (None:
     chosen per function by compiler.opt_level), the target (None: passes/target.py's current one, detected once)
     and extra key material. The pipeline spelled out for the target (its passes' options), the target's CPU
     features and `target_key` name the artifact with the IR: code built for one target is never loaded for
     another."""
 
-    pipeline: str = "tfn-pipeline"
-    opt_level: int | None = None
-    target: object = None
-    target_key: str = ""
+    _fields = ("pipeline", "opt_level", "target", "target_key")
+
+    def __init__(self, pipeline="tfn-pipeline", opt_level=None, target=None, target_key=""):
+        self._set(pipeline=pipeline, opt_level=opt_level, target=target, target_key=target_key)
 
 
 DEFAULT_OPTIONS = CompileOptions()
@@ -152,8 +151,8 @@ def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, nam
         # NotFoundError, naming what is missing, before any work where there is no driver; the library the code
         # links to is part of its key.
         backend = f"cuda:{cuda_driver.runtime().library}"
-    options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
-                                  target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
+    options = options.replace(pipeline=gpu_pipeline(device),
+                              target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
     if device.backend == devices.EMULATED:
         exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
         return DeviceExecutable(device, in_types, out_types, executable=exe)
