@@ -24,6 +24,7 @@ from tfn.dialects.types import TensorType, tensor_type
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                   for m in (sys.modules["tfn"], tfn.dialects, tfn.passes, tfn.runtime))
+_CONSTANT = optable.OPS["constant"]
 _EAGER_CONST_THRESHOLD = 128  # TF's: larger eager tensors closed over by a function are captured as inputs
 
 
@@ -135,7 +136,20 @@ class FuncGraph:
         """The MLIR location of the user's expression running now (file, line and column)."""
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
-        f = user_frame(3)  # (this method and its caller are tfn's)
+        # The innermost frame outside tfn (user_frame, written out: this runs twice per traced `x * 2.0`), from
+        # the caller's caller (this method's callers are tfn's).
+        f = sys._getframe(2)
+        internal, external = _INTERNAL_FILES, _EXTERNAL_FILES
+        while f is not None:
+            name = f.f_code.co_filename
+            if name in internal:
+                f = f.f_back
+            elif name in external:
+                break
+            elif name.startswith(_TFN_DIRS):
+                internal.add(name)
+            else:
+                external.add(name)
         if f is None:
             return ir.Location.unknown()
         # One location per code position: an op and the constants of its Python operands share it, and a loop
@@ -230,22 +244,33 @@ class FuncGraph:
         for o in operands:
             mlir_operands.append(o._mlir)
         if len(result_types) == 1:
-            out_type = result_types[0]
-            op = ir.Operation.create(opdef.full_name, results=[out_type.to_mlir()], operands=mlir_operands,
-                                     attributes=attributes, loc=self.location(), ip=self.ip)
-            name = self.unique_name(self.name_scope + opdef.name)
-            self._new_names.append((op, name))  # the op's node name in as_graph_def()
-            return [self.wrap(op.result, out_type, name + ":0")]
+            return [self._emit_one(opdef, mlir_operands, attributes, result_types[0])]
         op = ir.Operation.create(opdef.full_name, results=[t.to_mlir() for t in result_types],
                                  operands=mlir_operands, attributes=attributes, loc=self.location(), ip=self.ip)
         name = self.unique_name(self.name_scope + opdef.name)
         self._new_names.append((op, name))
         return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
 
+    def _emit_one(self, opdef, mlir_operands, attributes, out_type):
+        """emit() of an op with one result, its symbolic tensor (written out: this runs twice per `x * 2.0`)."""
+        mlir_type = out_type._shared_mlir  # (self.ctx is the shared context: the type it keeps there)
+        if mlir_type is None:
+            mlir_type = out_type.to_mlir()
+        op = ir.Operation.create(opdef.full_name, results=[mlir_type], operands=mlir_operands,
+                                 attributes=attributes, loc=self.location(), ip=self.ip)
+        base = self.name_scope + opdef.name  # unique_name
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        name = base if n == 0 else f"{base}_{n}"
+        self._new_names.append((op, name))  # the op's node name in as_graph_def()
+        if self._scopes:
+            return self.wrap(op.result, out_type, name + ":0")
+        return SymbolicTensor(op.result, out_type, self, name + ":0")
+
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
         tt = tensor_type(tensor._shape, tensor._dtype)
-        t = self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
+        t = self._emit_one(_CONSTANT, [], {"value": attr_codec.to_mlir("dense", (tensor._value, tt))}, tt)
         t._const = tensor._value
         return t
 
