@@ -57,11 +57,10 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
 globals().update(_api.namespace(""))
 
-# Gradients: the tape, and the gradient rules registered beside the ops' public functions.
+# Gradients: the tape (the rules registered beside the ops' public functions load with the first gradient).
 from tfn import autodiff, experimental  # noqa: E402,F401
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
-from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
 from tfn.version import __version__  # noqa: E402,F401
 
 # Submodules loaded on first use: `tfn.keras.layers.Dense`, `from tfn import data`, `import tfn.random` all work.
