@@ -11,7 +11,7 @@ from mlir.dialects import func
 import tfn.dialects
 import tfn.passes
 import tfn.runtime
-from tfn.core import graph_def, graph_stack
+from tfn.core import graph_stack
 from tfn.core.graph_stack import current  # noqa: F401  (callers ask graph.current() for the graph being traced)
 from tfn.core.tensor import SymbolicTensor
 from tfn.core.tensor_spec import TensorSpec
@@ -276,10 +276,14 @@ class FuncGraph:
 
     def as_graph_def(self):
         """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""
+        from tfn.core import graph_def  # start-up cost: loaded when a program inspects a trace
+
         return graph_def.as_graph_def(self)
 
     def get_operations(self):
         """The trace's nodes as Operations (`.name`, `.type`, `.inputs`, `.outputs`), in program order."""
+        from tfn.core import graph_def  # start-up cost: as in as_graph_def
+
         return graph_def.get_operations(self)
 
     def finish(self, outputs):
