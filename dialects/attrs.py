@@ -7,10 +7,15 @@ from tfn.dialects.types import TensorType
 
 
 def _dense(value):
-    arr, tt = value
+    return dense_attr(*value)
+
+
+def dense_attr(arr, tt):
+    """The `dense` attribute of NumPy array `arr` as TensorType `tt` (the value of a tfn.constant)."""
     if tt.dtype.is_string:
         return string_attrs.encode(arr, tt)
-    if arr.size > _SMALL_DENSE or not types.in_shared_context():
+    shared = types._shared_context  # (in_shared_context(), written out: a trace embeds a constant per literal)
+    if arr.size > _SMALL_DENSE or shared is None or ir.Context.current is not shared:
         return _new_dense(arr, tt)
     key = (tt.shape, tt.dtype, arr.dtype.str, arr.tobytes())
     attr = _SHARED_DENSE.get(key)

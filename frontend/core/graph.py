@@ -270,7 +270,7 @@ class FuncGraph:
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
         tt = tensor_type(tensor._shape, tensor._dtype)
-        t = self._emit_one(_CONSTANT, [], {"value": attr_codec.to_mlir("dense", (tensor._value, tt))}, tt)
+        t = self._emit_one(_CONSTANT, [], {"value": attr_codec.dense_attr(tensor._value, tt)}, tt)
         t._const = tensor._value
         return t
 

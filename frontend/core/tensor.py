@@ -361,9 +361,7 @@ def number_constant(value, dtype):
     g = graph_stack.current()
     if g is None:
         return t
-    s = g.as_symbolic(t)
-    s._const = t._value
-    return s
+    return g.constant(t)  # (as_symbolic's choice for a scalar; it knows its value, as constant()'s do)
 
 
 def convert_to_tensor(value, dtype=None, name=None):
