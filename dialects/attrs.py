@@ -2,20 +2,44 @@
 import numpy as np
 from mlir import ir
 
-from tfn.dialects import dtypes, string_attrs
+from tfn.dialects import dtypes, string_attrs, types
 from tfn.dialects.types import TensorType
 
 
 def _dense(value):
-    arr, tt = value
+    return dense_attr(*value)
+
+
+def dense_attr(arr, tt):
+    """The `dense` attribute of NumPy array `arr` as TensorType `tt` (the value of a tfn.constant)."""
     if tt.dtype.is_string:
         return string_attrs.encode(arr, tt)
+    shared = types._shared_context  # (in_shared_context(), written out: a trace embeds a constant per literal)
+    if arr.size > _SMALL_DENSE or shared is None or ir.Context.current is not shared:
+        return _new_dense(arr, tt)
+    key = (tt.shape, tt.dtype, arr.dtype.str, arr.tobytes())
+    attr = _SHARED_DENSE.get(key)
+    if attr is None:
+        if len(_SHARED_DENSE) >= _SHARED_DENSE_KEPT:
+            _SHARED_DENSE.clear()
+        attr = _SHARED_DENSE[key] = _new_dense(arr, tt)
+    return attr
+
+
+def _new_dense(arr, tt):
     t = tt.to_mlir()
     if arr.dtype == np.bool_:
         return ir.DenseElementsAttr.get(np.packbits(arr.reshape(-1), bitorder="little"), type=t)
     if tt.dtype.is_unsigned:
         arr = arr.view(np.int8)
     return ir.DenseElementsAttr.get(np.require(arr, requirements="C"), type=t)
+
+
+# The attributes of small constants in the shared context (which lives as long as the process), by type and bytes:
+# a trace embeds the same few literals again and again, and building the attribute costs a fifth of the op.
+_SHARED_DENSE = {}
+_SHARED_DENSE_KEPT = 4096
+_SMALL_DENSE = 16  # elements
 
 
 def _undense(attr):

@@ -3,8 +3,6 @@
 Other layers register against the OpDef objects (`tfn.dialects.ops.add`), not their names: lowerings
 (passes/lowering), public functions (frontend/core/api.py), gradient rules. `OPS` maps names to OpDefs for
 lookups from MLIR op names."""
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from tfn.dialects import attrs as attr_codec
@@ -14,9 +12,9 @@ from tfn.dialects.types import TensorType
 OPS = {}
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # compared and hashed by identity: OpDefs key other layers' registries
 class OpDef:
-    """One op of the `tfn` dialect.
+    """One op of the `tfn` dialect (immutable; compared and hashed by identity: OpDefs key other layers'
+    registries).
 
     `operands`: operand names; a leading `*` marks one variadic group whose members share one type.
     `attrs`: attribute name -> kind (see attrs.CODECS); every attribute is present, None encodes as `unit`.
@@ -27,30 +25,34 @@ class OpDef:
     `tf_api`: TF's documented public names of the op, as paths under `tf` ("math.add", "Tensor.__getitem__").
     """
 
-    name: str
-    operands: tuple
-    infer: object
-    kernel: object
-    attrs: dict = field(default_factory=dict)
-    results: object = 1
-    tf_name: str = ""
-    summary: str = ""
-    differentiable: bool = True
-    tf_api: tuple = ()
+    # A plain class rather than a frozen dataclass: ~300 are made at `import tfn`, and tracing reads full_name
+    # and int_attrs once per op.
+    __slots__ = ("name", "operands", "infer", "kernel", "attrs", "results", "tf_name", "summary", "differentiable",
+                 "tf_api", "full_name", "variadic", "int_attrs")
+
+    def __init__(self, name, operands, infer, kernel, attrs=None, results=1, tf_name="", summary="",
+                 differentiable=True, tf_api=()):
+        setattr_ = object.__setattr__
+        for k, v in (("name", name), ("operands", operands), ("infer", infer), ("kernel", kernel),
+                     ("attrs", {} if attrs is None else attrs), ("results", results), ("tf_name", tf_name),
+                     ("summary", summary), ("differentiable", differentiable), ("tf_api", tf_api),
+                     ("full_name", "tfn." + name), ("variadic", any(o.startswith("*") for o in operands))):
+            setattr_(self, k, v)
+        # the integer attributes, checked against int64 by infer_types
+        setattr_(self, "int_attrs", tuple((n, k) for n, k in self.attrs.items() if k in ("i64", "i64s")))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"OpDef {self.full_name} is immutable: cannot assign to field '{name}'")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"OpDef {self.full_name} is immutable: cannot delete field '{name}'")
 
     def __repr__(self):
         return f"<OpDef {self.full_name}>"
 
-    @property
-    def full_name(self):
-        return "tfn." + self.name
-
-    @property
-    def variadic(self):
-        return any(o.startswith("*") for o in self.operands)
-
     def infer_types(self, types, attrs):
-        _check_int_attrs(self, attrs)
+        if self.int_attrs:
+            _check_int_attrs(self, attrs)
         out = self.infer(list(types), attrs)
         return list(out) if isinstance(out, (list, tuple)) else [out]
 
@@ -64,8 +66,8 @@ _I64 = (-2 ** 63, 2 ** 63 - 1)
 
 def _check_int_attrs(opdef, attrs):
     """Integer attributes fit in int64 (MLIR's attributes cannot hold more): TF's error otherwise."""
-    for name, kind in opdef.attrs.items():
-        if kind not in ("i64", "i64s") or attrs.get(name) is None:
+    for name, kind in opdef.int_attrs:
+        if attrs.get(name) is None:
             continue
         values = attrs[name] if kind == "i64s" else [attrs[name]]
         for v in values:

@@ -1,7 +1,7 @@
 """Shared pieces of the type rules: dtype checks and broadcasting."""
 from tfn.dialects import dtypes
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import tensor_type
 
 _KIND_WORD = {"f": "float", "i": "int", "u": "uint", "b": "bool", "s": "string"}
 
@@ -37,6 +37,12 @@ def allowed(op, dtype, allowed_dtypes):
 
 def broadcast_shapes(op, *shapes):
     """NumPy/TF broadcasting of shapes whose dims may be None (dynamic: assumed to match, never 1)."""
+    if len(shapes) == 2:  # the common cases, cheap: equal shapes, or one a scalar
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     rank = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(rank):
@@ -63,7 +69,7 @@ def normalize_axis(op, axis, rank, extra=0):
 
 
 def tensor(shape, dtype):
-    return TensorType(shape, dtype)
+    return tensor_type(shape, dtype)
 
 
 NUMERIC = dtypes.NUMERIC

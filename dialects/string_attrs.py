@@ -4,8 +4,9 @@ import re
 import numpy as np
 from mlir import ir
 
-_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|\\)")
+# (patterns compiled on first use, by re's own cache: `import tfn` compiles none)
+_LITERAL = r'"((?:[^"\\]|\\.)*)"'
+_ESCAPE = rb"\\([0-9A-Fa-f]{2}|\\)"
 
 
 def _escape(b):
@@ -15,7 +16,7 @@ def _escape(b):
 
 
 def _unescape(text):
-    return _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]), text.encode())
+    return re.sub(_ESCAPE, lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]), text.encode())
 
 
 def encode(arr, tt):
@@ -34,7 +35,7 @@ def _literal(arr):
 def decode(attr, tt):
     """The object array of bytes a dense string attribute holds (a splat fills the shape)."""
     text = str(attr)
-    values = [_unescape(m) for m in _LITERAL.findall(text[:text.rindex(">")])]
+    values = [_unescape(m) for m in re.findall(_LITERAL, text[:text.rindex(">")])]
     out = np.empty(len(values), dtype=object)
     out[:] = values
     size = int(np.prod(tt.shape, dtype=np.int64))

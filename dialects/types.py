@@ -80,11 +80,12 @@ def oversized(t):
 class TensorType:
     """A ranked tensor type: `shape` is a tuple of ints, None for a dynamic dimension."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "_shared_mlir")
 
     def __init__(self, shape, dtype):
         self.shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
         self.dtype = dtypes.as_dtype(dtype)
+        self._shared_mlir = None  # the MLIR type in the shared context, once asked for (see to_mlir)
         check_size(self.shape, self.dtype)
 
     @property
@@ -104,6 +105,9 @@ class TensorType:
     def __repr__(self):
         return f"TensorType({self.shape}, {self.dtype.name})"
 
+    def __reduce__(self):  # (copies and pickles leave the remembered MLIR type behind)
+        return TensorType, (self.shape, self.dtype)
+
     def mlir_str(self):
         dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
         return f"tensor<{dims}{self.dtype.mlir}>"
@@ -112,10 +116,13 @@ class TensorType:
         """The `tensor<...>` MLIR type (needs an active Context)."""
         if _shared_context is None or ir.Context.current is not _shared_context:
             return ir.Type.parse(self.mlir_str())
-        key = (self.shape, self.dtype)
-        t = _SHARED_TYPES.get(key)
+        t = self._shared_mlir
         if t is None:
-            t = _SHARED_TYPES[key] = ir.Type.parse(self.mlir_str())
+            key = (self.shape, self.dtype)
+            t = _SHARED_TYPES.get(key)
+            if t is None:
+                t = _SHARED_TYPES[key] = ir.Type.parse(self.mlir_str())
+            self._shared_mlir = t
         return t
 
     @staticmethod
@@ -125,11 +132,36 @@ class TensorType:
         return TensorType(shape, dtypes.as_dtype(str(t.element_type)))
 
 
+def tensor_type(shape, dtype):
+    """TensorType(shape, dtype), the same object each time for a hashable shape (types are immutable values):
+    tracing makes the same few types again and again."""
+    key = (shape, dtype)
+    try:
+        t = _TYPES.get(key)
+    except TypeError:  # an unhashable shape (a list)
+        return TensorType(shape, dtype)
+    if t is None:
+        t = TensorType(shape, dtype)
+        if len(_TYPES) >= _TYPES_KEPT:
+            _TYPES.clear()
+        _TYPES[key] = t
+    return t
+
+
+_TYPES = {}
+_TYPES_KEPT = 4096
+
 # Each TensorType's MLIR type in the shared context (dialects/context.py names it here when it makes it), which
 # lives as long as the process: parsing one costs more than a tenth of tracing an elementwise op. Other contexts
 # parse each time (a type keeps its context alive).
 _SHARED_TYPES = {}
 _shared_context = None
+
+
+def in_shared_context():
+    """Whether the MLIR context entered now is the shared one (dialects/context.py): what is made in it can be
+    kept for the life of the process."""
+    return _shared_context is not None and ir.Context.current is _shared_context
 
 
 def keep_types_in(ctx):

@@ -3,8 +3,9 @@
 The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
 of the public names are imported below.
 
-`tfn.data`, `tfn.distribute`, `tfn.keras` and `tfn.random` load on first use (module __getattr__ below):
-together they were a fifth of `import tfn`, and a program that only compiles functions never needs them.
+`tfn.autodiff`, `tfn.data`, `tfn.distribute`, `tfn.keras`, `tfn.random` and `tfn.saved_model` load on first
+use (module __getattr__ below): together they were a fifth of `import tfn`, and a program that only compiles
+functions never needs them.
 """
 import importlib
 
@@ -56,15 +57,14 @@ from tfn.tracing.polymorphic import PolymorphicFunction, function  # noqa: F401
 
 globals().update(_api.namespace(""))
 
-# Gradients: the tape, and the gradient rules registered beside the ops' public functions.
-from tfn import autodiff, experimental, saved_model  # noqa: E402,F401
+# Gradients: the tape (the rules registered beside the ops' public functions load with the first gradient).
+from tfn import experimental  # noqa: E402,F401
 from tfn.gradients.custom import custom_gradient  # noqa: E402,F401
 from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient  # noqa: E402,F401
-from tfn.ops import array_grad, math_grad, nn_grad  # noqa: E402,F401
 from tfn.version import __version__  # noqa: E402,F401
 
 # Submodules loaded on first use: `tfn.keras.layers.Dense`, `from tfn import data`, `import tfn.random` all work.
-_LAZY = ("data", "distribute", "keras", "random")
+_LAZY = ("autodiff", "data", "distribute", "keras", "random", "saved_model")
 
 
 def __getattr__(name):

@@ -1,16 +1,17 @@
 """Named pipelines: the stages every inspection API and tfn-opt share."""
-from dataclasses import dataclass
-
+from tfn.dialects.frozen import Frozen
 from tfn.passes.target import GPU_TARGETS
 
 PIPELINES = {}
 
 
-@dataclass(frozen=True)
-class Pipeline:
-    name: str
-    summary: str
-    text: str
+class Pipeline(Frozen):
+    """A named pipeline: its name, what it does and its pass pipeline text."""
+
+    _fields = ("name", "summary", "text")
+
+    def __init__(self, name, summary, text):
+        self._set(name=name, summary=summary, text=text)
 
 
 def _define(name, summary, *elements):

@@ -10,7 +10,8 @@ schedules on an AVX-512 machine.
 """
 import functools
 import os
-from dataclasses import dataclass, field
+
+from tfn.dialects.frozen import Frozen
 
 ENV = "TFN_TARGET_FEATURES"
 
@@ -28,18 +29,22 @@ _AARCH64_LEVELS = (("neon", (), 128, 32, ()),)
 _GENERIC = ("generic", (), 128, 16, ())
 
 
-@dataclass(frozen=True)
-class Target:
-    """One code-generation target: what the passes tune for and what LLVM generates code for."""
-    arch: str                   # os.uname().machine: x86_64, aarch64, ...
-    isa: str                    # the level code is generated for: avx512, avx2, sse, neon or generic
-    vector_bits: int            # width of one vector register
-    vector_registers: int       # architectural vector registers
-    cores: int                  # CPUs this process may run on (its affinity mask)
-    caches: tuple = ()          # (name, bytes) per cache level of CPU 0, e.g. ("L1d", 32768)
-    cpu: str = ""               # the host CPU's model name
-    llvm_features: tuple = ()   # target-features for every generated function; () = the host's own
-    host_id: str = field(default="", repr=False)  # what identifies the host's CPU to LLVM (vendor, model, flags)
+class Target(Frozen):
+    """One code-generation target: what the passes tune for and what LLVM generates code for.
+
+    arch: os.uname().machine (x86_64, aarch64, ...); isa: the level code is generated for (avx512, avx2, sse, neon
+    or generic); vector_bits: the width of one vector register; vector_registers: the architectural vector
+    registers; cores: the CPUs this process may run on (its affinity mask); caches: (name, bytes) per cache level of
+    CPU 0, e.g. ("L1d", 32768); cpu: the host CPU's model name; llvm_features: target-features for every generated
+    function, () for the host's own; host_id: what identifies the host's CPU to LLVM (vendor, model, flags)."""
+
+    _fields = ("arch", "isa", "vector_bits", "vector_registers", "cores", "caches", "cpu", "llvm_features", "host_id")
+    _hidden = ("host_id",)
+
+    def __init__(self, arch, isa, vector_bits, vector_registers, cores, caches=(), cpu="", llvm_features=(),
+                 host_id=""):
+        self._set(arch=arch, isa=isa, vector_bits=vector_bits, vector_registers=vector_registers, cores=cores,
+                  caches=caches, cpu=cpu, llvm_features=llvm_features, host_id=host_id)
 
     def cache_key(self):
         """Text that differs whenever code generated for this target may differ (artifact cache key material)."""
@@ -156,17 +161,23 @@ def current():
 GPU_ENV = "TFN_GPU_CHIP"
 
 
-@dataclass(frozen=True)
-class GpuTarget:
+class GpuTarget(Frozen):
     """One NVIDIA GPU architecture tfn generates kernels for (passes/tfn_gpu_*.py)."""
-    chip: str                  # sm_90, sm_80: the `cubin-chip` of gpu-lower-to-nvvm-pipeline
-    ptx_features: str          # the PTX ISA version ptxas is given (`cubin-features`)
-    warp_size: int = 32        # threads of one warp (the width of gpu.shuffle)
-    block_size: int = 256      # threads per block of the elementwise and reduction kernels
-    matmul_tile: int = 16      # the matmul kernel's threads per side (tile x tile per block) and its k step
-    matmul_per_thread: int = 4  # outputs per side per matmul thread: a block computes a 64 x 64 tile of C
-    shared_bytes: int = 48 * 1024  # static shared memory one block may use
-    multiprocessors: int = 132  # SMs: an elementwise kernel of unknown size gets 4 blocks per SM
+
+    _fields = ("chip", "ptx_features", "warp_size", "block_size", "matmul_tile", "matmul_per_thread", "shared_bytes",
+               "multiprocessors")
+
+    def __init__(self, chip, ptx_features, warp_size=32, block_size=256, matmul_tile=16, matmul_per_thread=4,
+                 shared_bytes=48 * 1024, multiprocessors=132):
+        self._set(
+            chip=chip,                            # sm_90, sm_80: the `cubin-chip` of gpu-lower-to-nvvm-pipeline
+            ptx_features=ptx_features,            # the PTX ISA version ptxas is given (`cubin-features`)
+            warp_size=warp_size,                  # threads of one warp (the width of gpu.shuffle)
+            block_size=block_size,                # threads per block of the elementwise and reduction kernels
+            matmul_tile=matmul_tile,              # the matmul kernel's threads per side (tile x tile per block), k step
+            matmul_per_thread=matmul_per_thread,  # outputs per side per matmul thread: a block computes 64 x 64 of C
+            shared_bytes=shared_bytes,            # static shared memory one block may use
+            multiprocessors=multiprocessors)      # SMs: an elementwise kernel of unknown size gets 4 blocks per SM
 
 
 GPU_TARGETS = {

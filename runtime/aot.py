@@ -58,7 +58,7 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     with module.context:
         refuse_callbacks(module, function_name)
         on = target_mod.current() if features is None else target_mod.target_for(features)
-        on = dataclasses.replace(on, cores=1)  # no worker threads: the async runtime would need libLLVM
+        on = on.replace(cores=1)  # no worker threads: the async runtime would need libLLVM
         lowered = driver.lower(module, "tfn-pipeline", on, function_name)
         has_errors = _has_error_channel(lowered)
         _check_calls(lowered, function_name)

@@ -1,12 +1,9 @@
 """Compile an LLVM-dialect module into a shared object."""
 import ctypes
-import json
 import os
 import shutil
-import subprocess
 
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
@@ -52,6 +49,8 @@ def _set_target_features(llvm_module, target):
     features for that function, in LLVM's vectorisers as in code generation."""
     if not target.llvm_features:
         return
+    import json  # start-up cost: needed when code is built (a cache miss), not at `import tfn`
+
     attr = ir.Attribute.parse(f"#llvm.target_features<{json.dumps(list(target.llvm_features))}>",
                               context=llvm_module.context)
     for op in llvm_module.body.operations:
@@ -86,6 +85,8 @@ def build_object(llvm_module, opt_level=3, target=None):
 
 def _generate_object(llvm_module, opt_level, target):
     """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
+    from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
+
     _set_target_features(llvm_module, target_mod.current() if target is None else target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
@@ -127,6 +128,8 @@ class Link:
     (`cc -shared ... -lm`, libc included) and is used from then on, and its error message is the one reported."""
 
     def __init__(self, so, obj, libs):
+        import subprocess  # start-up cost: linking happens on a cache miss only (subprocess takes ~3 ms to load)
+
         self.so, self.obj, self.libs = so, obj, libs
         self._direct = toolchain.direct_link_command(so, obj, libs)
         self._proc = None
@@ -139,6 +142,8 @@ class Link:
 
     def wait(self):
         """None once `so` is linked, else the driver's error message."""
+        import subprocess  # start-up cost: as in __init__
+
         if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
         proc = subprocess.run(driver_link_command(self.so, [self.obj], self.libs), capture_output=True, text=True)

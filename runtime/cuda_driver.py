@@ -6,11 +6,11 @@ step is guarded, so a machine without a driver (or with a broken one) gets a rea
 `mgpu*` functions) into the process's global symbol scope and allocates, copies and frees device memory with it.
 """
 import ctypes
-import dataclasses
 import functools
 import os
 
 from tfn.dialects.errors import NotFoundError, ResourceExhaustedError
+from tfn.dialects.frozen import Frozen
 from tfn.runtime import toolchain
 
 DRIVER = "libcuda.so.1"
@@ -18,21 +18,22 @@ CUDA_RUNTIME = os.path.join(toolchain.MLIR_LIB, "libmlir_cuda_runtime.so")
 _COMPUTE_MAJOR, _COMPUTE_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{MAJOR,MINOR}
 
 
-@dataclasses.dataclass(frozen=True)
-class Gpu:
+class Gpu(Frozen):
     """One GPU the driver reports: its ordinal, name and compute capability (e.g. (9, 0))."""
 
-    index: int
-    name: str
-    compute_capability: tuple
+    _fields = ("index", "name", "compute_capability")
+
+    def __init__(self, index, name, compute_capability):
+        self._set(index=index, name=name, compute_capability=compute_capability)
 
 
-@dataclasses.dataclass(frozen=True)
-class DriverState:
+class DriverState(Frozen):
     """What the driver reports: the GPUs (none here) and, when there are none, why."""
 
-    gpus: tuple
-    reason: str = ""
+    _fields = ("gpus", "reason")
+
+    def __init__(self, gpus, reason=""):
+        self._set(gpus=gpus, reason=reason)
 
 
 @functools.lru_cache(maxsize=None)

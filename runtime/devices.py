@@ -10,7 +10,6 @@ A `DeviceBuffer` is one array in a device's memory; it is freed when the last re
 between host and device goes through `to_device` / `DeviceBuffer.to_host`, which count copies and bytes in
 `copy_stats()`; `memory_info(device)` gives the bytes a device holds now and at most.
 """
-import dataclasses
 import os
 import threading
 import weakref
@@ -18,6 +17,7 @@ import weakref
 import numpy as np
 
 from tfn.dialects.errors import NotFoundError
+from tfn.dialects.frozen import Frozen
 from tfn.runtime import cuda_driver
 
 CPU, GPU = "CPU", "GPU"
@@ -29,14 +29,13 @@ _STATS = {"host_to_device": 0, "host_to_device_bytes": 0, "device_to_host": 0, "
 _MEMORY = {}  # device name -> [bytes in use, peak]
 
 
-@dataclasses.dataclass(frozen=True)
-class Device:
+class Device(Frozen):
     """A device code runs on: kind CPU or GPU, its index, the backend that runs it (host, cuda, emulated)."""
 
-    kind: str
-    index: int
-    backend: str
-    description: str = ""
+    _fields = ("kind", "index", "backend", "description")
+
+    def __init__(self, kind, index, backend, description=""):
+        self._set(kind=kind, index=index, backend=backend, description=description)
 
     @property
     def name(self):

@@ -3,7 +3,6 @@
 The frontend hands over the module it traced (which keeps the user's source locations) and what the Executable
 needs to call it; everything between, and the message of a run-time error the compiled code reports, happens here.
 """
-import dataclasses
 import os
 import shutil
 import threading
@@ -12,9 +11,9 @@ from mlir import ir
 
 from tfn.dialects.context import new_context
 from tfn.dialects.errors import CompileError, InvalidArgumentError, UnimplementedError
-from tfn.passes import gpu, pipelines, registry
+from tfn.dialects.frozen import Frozen
+from tfn.passes import pipelines
 from tfn.passes import target as target_mod
-from tfn.passes.lowering import runtime_errors
 from tfn.runtime import cache, compiler, cuda_driver, devices, toolchain
 from tfn.runtime.cachedir import read_fd
 from tfn.runtime.device_executable import DeviceExecutable
@@ -23,18 +22,17 @@ from tfn.runtime.executable import Executable
 STAGES = pipelines.STAGES
 
 
-@dataclasses.dataclass(frozen=True)
-class CompileOptions:
+class CompileOptions(Frozen):
     """How to compile: the pipeline (a name in passes/pipelines.py, or pipeline text), the LLVM opt level (None:
     chosen per function by compiler.opt_level), the target (None: passes/target.py's current one, detected once)
     and extra key material. The pipeline spelled out for the target (its passes' options), the target's CPU
     features and `target_key` name the artifact with the IR: code built for one target is never loaded for
     another."""
 
-    pipeline: str = "tfn-pipeline"
-    opt_level: int | None = None
-    target: object = None
-    target_key: str = ""
+    _fields = ("pipeline", "opt_level", "target", "target_key")
+
+    def __init__(self, pipeline="tfn-pipeline", opt_level=None, target=None, target_key=""):
+        self._set(pipeline=pipeline, opt_level=opt_level, target=target, target_key=target_key)
 
 
 DEFAULT_OPTIONS = CompileOptions()
@@ -48,6 +46,8 @@ def gpu_pipeline(device):
     host side: arguments and results in device memory, every host<->device copy left to the runtime. The emulated
     GPU's turns the mapped gpu.launch IR into CPU loops (an ordinary CPU library); a CUDA GPU's ends in NVVM and a
     fatbin for its chip (TFN_GPU_CHIP, else from its compute capability)."""
+    from tfn.passes import gpu  # start-up cost: the GPU pipelines are built for a GPU function only
+
     if device.backend == devices.EMULATED:
         text = gpu.pipeline_for("emulate")
     else:
@@ -119,6 +119,8 @@ def _artifact(module, options, symbol, name):
 def lower(module, pipeline, target, name):
     """A copy of traced `module` lowered by `pipeline` (a name in passes/pipelines.py, or pipeline text) with its
     passes' options for `target`; name: the function's name in compile errors. Call with module.context entered."""
+    from tfn.passes import registry  # start-up cost: the pass machinery loads on a cache miss, not at import
+
     lowered = _copy(module)
     _run_pipeline(lowered.operation, registry.pipeline_text(pipeline, target), name, target)
     return lowered
@@ -149,8 +151,8 @@ def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, nam
         # NotFoundError, naming what is missing, before any work where there is no driver; the library the code
         # links to is part of its key.
         backend = f"cuda:{cuda_driver.runtime().library}"
-    options = dataclasses.replace(options, pipeline=gpu_pipeline(device),
-                                  target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
+    options = options.replace(pipeline=gpu_pipeline(device),
+                              target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
     if device.backend == devices.EMULATED:
         exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
         return DeviceExecutable(device, in_types, out_types, executable=exe)
@@ -185,6 +187,8 @@ def _copy(module):
 
 
 def _run_pipeline(module_op, pipeline, fname, target=None):
+    from tfn.passes import registry  # start-up cost: as in lower()
+
     try:
         registry.run(pipeline, module_op, target)
     except ir.MLIRError as e:
@@ -200,6 +204,8 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
         a private context: the shared one is for the thread that holds the trace lock."""
         if options.pipeline != "tfn-pipeline":
             return None
+        from tfn.passes import registry  # start-up cost: as in lower()
+
         text = module.operation.get_asm(enable_debug_info=True)
         with _DESCRIBING:
             if not _DESCRIBING_CONTEXT:
@@ -212,6 +218,9 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
         return lowered
 
     def describe(code, details):
+        # start-up cost: the messages' lowering (and the MLIR dialect modules it builds with) loads on an error
+        from tfn.passes.lowering import runtime_errors
+
         with module.context:
             return runtime_errors.describe(module.operation, code, details, symbol, lower)
     return describe

@@ -11,9 +11,7 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
-import sysconfig
 import threading
 import time
 
@@ -106,6 +104,9 @@ def _key(source):
 
 def _start_build(k):
     """Start compiling the extension in a scratch dir: (k, process, so path, scratch), or None."""
+    import subprocess  # start-up cost: built once per artifact cache, not loaded at `import tfn`
+    import sysconfig  # start-up cost: likewise
+
     work = cache.scratch_dir()
     so = os.path.join(work, "fastcall.so")
     cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-o", so, _SOURCE,

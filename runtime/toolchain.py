@@ -4,16 +4,15 @@ import functools
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 
-import mlir.execution_engine as _ee
+import mlir.ir
 
 import tfn.dialects
 import tfn.passes
 from tfn.runtime import cachedir
 
-SITE = os.path.dirname(os.path.dirname(os.path.abspath(_ee.__file__)))
+SITE = os.path.dirname(os.path.dirname(os.path.abspath(mlir.ir.__file__)))  # (the wheels' site-packages)
 MLIR_LIB = os.path.join(SITE, "mlir", "lib")
 LLVM_BIN = os.path.join(SITE, "llvm", "bin")
 C_RUNNER_UTILS = os.path.join(MLIR_LIB, "libmlir_c_runner_utils.so")
@@ -210,6 +209,8 @@ def _lean_linker(cc):
 
 
 def _ask_compiler(cc):
+    import subprocess  # start-up cost: asked when code is linked (a cache miss), not at `import tfn`
+
     answers = []
     for question in ("-print-prog-name=ld", "-print-libgcc-file-name"):
         try:

@@ -5,7 +5,6 @@ import copy
 import functools
 import inspect
 import os
-import sysconfig
 import types
 import warnings
 import weakref
@@ -13,9 +12,10 @@ import weakref
 from tfn.autograph import bytecode, operators, transformer
 from tfn.core import graph as graph_mod
 
-# Code outside user code: tfn itself, the standard library and installed packages are called unconverted.
-_LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")
-                              if (p := sysconfig.get_paths().get(k))})) + graph_mod._TFN_DIRS
+# Code outside user code: tfn itself, the standard library and installed packages are called unconverted. The
+# standard library is the folder of `os` (sysconfig would say the same, but loading its data costs ~2 ms of
+# `import tfn`); installed packages are found by their site-packages / dist-packages folder (is_library).
+_LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,) + graph_mod._TFN_DIRS
 _converted = weakref.WeakKeyDictionary()  # function -> converted function (itself when not convertible)
 _templates = {}  # code object -> (converted code object, converted FunctionDef) or (None, reason)
 _do_not_convert = weakref.WeakSet()

@@ -3,7 +3,6 @@ their values are joined (dtype equal, shapes to the most specific both fit) into
 from typing import NamedTuple
 
 from mlir import ir
-from mlir.dialects import scf
 
 from tfn.control_flow.eager import eager_pred
 from tfn.control_flow.pending import Pending, ZerosOf, fill_one_side, zeros
@@ -68,6 +67,9 @@ class IfBuilder:
 
     def build(self, pred, true_fn, false_fn):
         """The op's outputs, as the branches' structures, with the changed graph state carried out."""
+        # start-up cost: MLIR's Python module of scf loads with the first tensor `if`/`while`
+        from mlir.dialects import scf
+
         g = self.st.g
         cond = self.st.extract_pred(pred, "the condition of the " + self.labels[2])
         self.snapshot = dict(g.state)
@@ -189,6 +191,9 @@ class IfBuilder:
 
     def _replace_op(self, cond, pairs, types):
         """The final scf.if (the branches' ops moved into it) in place of the temporary one; its results."""
+        # start-up cost: MLIR's Python module of scf loads with the first tensor `if`/`while`
+        from mlir.dialects import scf
+
         g = self.st.g
         yields = [self._branch_yields(side, pairs, types) for side in (0, 1)]
         final = scf.IfOp(cond, [t.to_mlir() for t in types], has_else=True, loc=self.st.location(),

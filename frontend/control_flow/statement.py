@@ -6,7 +6,6 @@ extra results / iter_args, and `graph.state` then holds the op's results: writes
 functional.
 """
 from mlir import ir
-from mlir.dialects import tensor as tensor_d
 
 from tfn import dtypes
 from tfn.core import graph as graph_mod
@@ -38,6 +37,9 @@ class Statement:
 
     def extract_pred(self, pred, what):
         """The i1 of a scalar bool symbolic tensor, at the current insertion point."""
+        # start-up cost: MLIR's Python module of the tensor dialect loads with the first tensor `if`/`while`
+        from mlir.dialects import tensor as tensor_d
+
         if pred.dtype is not dtypes.bool:
             raise self.fail(TypeError, f"{what} must be a bool tensor, got dtype {pred.dtype.name}: {pred!r}")
         if pred.ndim != 0:
@@ -48,6 +50,9 @@ class Statement:
 
     def relax(self, t, ttype):
         """t with the (less specific) type ttype, via tensor.cast when they differ."""
+        # start-up cost: MLIR's Python module of the tensor dialect loads with the first tensor `if`/`while`
+        from mlir.dialects import tensor as tensor_d
+
         if tensor_type(t) == ttype:
             return t
         g = self.g

@@ -4,7 +4,6 @@ moved into the final one, which carries the loop tensors and only the state keys
 A loop is traced again (at most 4 times) when its first trace teaches it something its start must know: a
 TensorArray's or Pending's first element type, or a variable first written inside the loop."""
 from mlir import ir
-from mlir.dialects import scf
 
 from tfn.control_flow.eager import eager_while
 from tfn.control_flow.loop_state import AUTOGRAPH_HINT, LoopVars, Regions
@@ -60,6 +59,9 @@ class WhileTrace:
 
     def _new_op(self, inits, types, ip):
         """An scf.while with blocks for `types`, started from the values `inits`."""
+        # start-up cost: MLIR's Python module of scf loads with the first tensor `if`/`while`
+        from mlir.dialects import scf
+
         loc, mtypes = self.st.location(), [t.to_mlir() for t in types]
         op = scf.WhileOp(mtypes, inits, loc=loc, ip=ip)
         op.before.blocks.append(*mtypes, arg_locs=[loc] * len(mtypes))
@@ -171,6 +173,9 @@ class WhileTrace:
 
     def _move_into(self, final, cond, cond_fwd, yields):
         """Move the traced regions' ops into the final op, end them, and erase the temporary op."""
+        # start-up cost: MLIR's Python module of scf loads with the first tensor `if`/`while`
+        from mlir.dialects import scf
+
         loc = self.st.location()
         new_before, new_after = final.before.blocks[0], final.after.blocks[0]
         move_ops(self.tmp.before.blocks[0], new_before)

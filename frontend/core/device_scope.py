@@ -20,7 +20,7 @@ _OPEN_LOCK = threading.Lock()
 OPEN = [0]  # scopes open in any thread: 0 lets every call skip looking at its thread's scope
 SOFT = [True]  # soft device placement (tfn.config.set_soft_device_placement)
 _KINDS = ("CPU", "GPU", "TPU")
-_PART = re.compile(r"^(?:device:|physical_device:)?([A-Za-z_]+)(?::(\d+|\*))?$")
+_PART = r"^(?:device:|physical_device:)?([A-Za-z_]+)(?::(\d+|\*))?$"  # (compiled on first use, by re's cache)
 
 
 def parse(name):
@@ -42,7 +42,7 @@ def parse(name):
                 raise ValueError(f"Unknown device {part!r} in {name!r}: only /job:localhost/replica:0/task:0 "
                                  "exists (one process)")
             continue
-        m = _PART.match(part)
+        m = re.match(_PART, part)
         if m is None or m.group(1).upper() not in _KINDS or found is not None:
             raise ValueError(f"Unknown attribute: '{part}' in '{name}'")
         index = m.group(2)

@@ -4,7 +4,7 @@ import numpy as np
 from tfn import dtypes
 from tfn.core import device_scope, device_tensor, leaks
 from tfn.core import graph as graph_mod
-from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, number_constant
 from tfn.dialects import ops, optable
 from tfn.dialects.errors import OpError, ResourceExhaustedError
 from tfn.dialects.locations import with_excerpt
@@ -24,7 +24,10 @@ def apply(op, inputs, attrs=None):
     opdef = op if isinstance(op, optable.OpDef) else optable.OPS[op]
     attrs = attrs or {}
     g = graph_mod.current()
-    inputs = [x.value() if isinstance(x, Variable) else x for x in inputs]  # read variables in program order
+    for x in inputs:
+        if isinstance(x, Variable):  # read variables in program order
+            inputs = [x.value() if isinstance(x, Variable) else x for x in inputs]
+            break
     if g is not None:  # inside a trace every op is a graph value, even on constants (folded by the compiler)
         return _apply_symbolic(g, opdef, inputs, attrs)
     for x in inputs:
@@ -65,28 +68,53 @@ def _placed(opdef, inputs):
 
 
 def _apply_symbolic(g, opdef, inputs, attrs):
-    values = []
+    values, types = [], []
     for x in inputs:
-        if isinstance(x, SymbolicTensor):
-            _check_scope(x, g)
-            values.append(x)
-        else:
-            values.append(g.as_symbolic(x))
-    types = [x._type for x in values]
-    try:
-        out_types = opdef.infer_types(types, attrs)
-        for t in out_types:
-            check_memory(t)
-    except (OpError, ValueError, TypeError) as e:
-        raise _with_user_line(e, g) from None
+        if type(x) is not SymbolicTensor:
+            x = g.as_symbolic(x)
+        elif x._graph is not g:
+            raise leaks.out_of_scope(x)
+        values.append(x)
+        types.append(x._type)
+    out_types = None
+    if not attrs and len(types) == 2:  # a binary op without attributes: its types inferred before, mostly
+        a, b = types
+        key = (opdef, id(a), id(b))
+        known = _INFERRED.get(key)
+        if known is not None and known[0] is a and known[1] is b:
+            out_types = known[2]
+    if out_types is None:
+        try:
+            out_types = opdef.infer_types(types, attrs)
+            for t in out_types:
+                check_memory(t)
+        except (OpError, ValueError, TypeError) as e:
+            raise _with_user_line(e, g) from None
+        if not attrs and len(types) == 2:
+            if len(_INFERRED) >= _INFERRED_KEPT:
+                _INFERRED.clear()
+            _INFERRED[key] = (a, b, out_types)
     outs = g.emit(opdef, values, attrs, out_types)
-    if values and all(v._const is not None for v in values) and opdef is not _PRINT:
+    if values and _all_known(values) and opdef is not _PRINT:
         _propagate_known(opdef, values, attrs, out_types, outs)
     elif opdef is _SHAPE and None not in values[0]._shape:  # a static shape is known (TF's constant_value too)
         outs[0]._const = np.asarray(values[0]._shape, attrs["out_type"].np)
     if _TAPES:
         record_op(opdef, inputs, attrs, outs)
     return outs if opdef.results != 1 else outs[0]
+
+
+# (OpDef, id of each operand's TensorType) -> (those types, the result types): a type rule is a function of the
+# types (and attributes, here none), and a traced chain of `x * 2.0` asks it the same question again and again.
+_INFERRED = {}
+_INFERRED_KEPT = 4096
+
+
+def _all_known(values):
+    for v in values:
+        if v._const is None:
+            return False
+    return True
 
 
 _PRINT = optable.OPS["print"]
@@ -125,6 +153,15 @@ def _with_user_line(error, g):
 
 def tensors(*values, dtype_from=None):
     """Convert op inputs: tensors pass through; Python values take the dtype of the first tensor."""
+    if dtype_from is None and len(values) == 2:  # a binary op on tensors, or on a tensor and a Python number
+        x, y = values
+        if isinstance(x, TensorBase):
+            if isinstance(y, TensorBase):
+                return [x, y]
+            if type(y) in _NUMBER_TYPES:
+                return [x, _convert_literal(y, x.dtype)]
+        elif type(x) in _NUMBER_TYPES and isinstance(y, TensorBase):
+            return [_convert_literal(x, y.dtype), y]
     ref = next((v for v in values if isinstance(v, TensorBase)), None)
     dtype = ref.dtype if ref is not None and dtype_from is None else dtype_from
     if dtype is None:  # as TF's op wrappers: the first NumPy array fixes the dtype the Python literals take
@@ -143,10 +180,15 @@ def tensors(*values, dtype_from=None):
 
 def _convert_literal(value, dtype):
     try:
+        if dtype is not None and type(value) in _NUMBER_TYPES:
+            return number_constant(value, dtype)
         return convert_to_tensor(value, dtype)
     except OverflowError as e:  # a Python int that does not fit the other operand's dtype: name the user's line
         g = graph_mod.current()
         raise (e if g is None else _with_user_line(e, g)) from None
+
+
+_NUMBER_TYPES = (float, int, bool)
 
 
 def dtypes_differ(arr, dtype):

@@ -11,7 +11,7 @@ from mlir.dialects import func
 import tfn.dialects
 import tfn.passes
 import tfn.runtime
-from tfn.core import graph_def, graph_stack
+from tfn.core import graph_stack
 from tfn.core.graph_stack import current  # noqa: F401  (callers ask graph.current() for the graph being traced)
 from tfn.core.tensor import SymbolicTensor
 from tfn.core.tensor_spec import TensorSpec
@@ -19,11 +19,12 @@ from tfn.dialects import attrs as attr_codec
 from tfn.dialects import context, optable
 from tfn.dialects.errors import InaccessibleTensorError
 from tfn.dialects.locations import frame_position, with_excerpt
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, tensor_type
 
 # tfn's own source folders, wherever the package is installed; frames there are internal.
 _TFN_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                   for m in (sys.modules["tfn"], tfn.dialects, tfn.passes, tfn.runtime))
+_CONSTANT = optable.OPS["constant"]
 _EAGER_CONST_THRESHOLD = 128  # TF's: larger eager tensors closed over by a function are captured as inputs
 
 
@@ -35,22 +36,26 @@ def user_stacklevel():
     return level
 
 
-def user_frame():
-    """The innermost stack frame outside tfn's own source (the user's line)."""
-    f = sys._getframe(1)
-    internal = _INTERNAL_FILES
+def user_frame(skip=1):
+    """The innermost stack frame outside tfn's own source (the user's line), from `skip` frames above the caller
+    (frames skipped must be tfn's)."""
+    f = sys._getframe(skip)
+    internal, external = _INTERNAL_FILES, _EXTERNAL_FILES
     while f is not None:
         name = f.f_code.co_filename
-        inside = internal.get(name)
-        if inside is None:
-            inside = internal[name] = name.startswith(_TFN_DIRS)
-        if not inside:
+        if name in internal:  # (asked of ~10 frames per traced op: set lookups, not dict.get calls)
+            f = f.f_back
+        elif name in external:
             return f
-        f = f.f_back
+        elif name.startswith(_TFN_DIRS):
+            internal.add(name)
+        else:
+            external.add(name)
     return None
 
 
-_INTERNAL_FILES = {}  # source file name -> whether it is tfn's (asked twice per traced op, of ~10 frames each)
+_INTERNAL_FILES = set()  # source files that are tfn's
+_EXTERNAL_FILES = set()  # source files that are not
 
 
 def user_position():
@@ -78,7 +83,8 @@ class FuncGraph:
         self.symbol = "__inference_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
         self.ctx = context.shared_context()
         self._names = {}
-        self.op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named
+        self._op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named (see op_names)
+        self._new_names = []  # (ir.Operation, name) of ops emitted since op_names was last read
         self.inputs = []
         self.closed = False
         # Effect state (a variable's current value) by key; control flow carries the keys its regions change.
@@ -94,6 +100,7 @@ class FuncGraph:
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
         self.placement = None  # the runtime Device a tfn.function placed on a GPU is traced for (core/device_scope.py)
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
+        self._locations = {}  # (code object, instruction offset) -> its ir.Location (see location())
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -112,6 +119,14 @@ class FuncGraph:
         graph_stack.pop()
         return False
 
+    @property
+    def op_names(self):
+        """{ir.Operation: its node name in as_graph_def()}, as the symbolic tensors it made are named."""
+        if self._new_names:  # (filled here, not per op: hashing an Operation costs a tenth of emitting one)
+            self._op_names.update(self._new_names)
+            self._new_names.clear()
+        return self._op_names
+
     def unique_name(self, base):
         n = self._names.get(base, 0)
         self._names[base] = n + 1
@@ -121,10 +136,29 @@ class FuncGraph:
         """The MLIR location of the user's expression running now (file, line and column)."""
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
-        where = user_position()
-        if where is None:
+        # The innermost frame outside tfn (user_frame, written out: this runs twice per traced `x * 2.0`), from
+        # the caller's caller (this method's callers are tfn's).
+        f = sys._getframe(2)
+        internal, external = _INTERNAL_FILES, _EXTERNAL_FILES
+        while f is not None:
+            name = f.f_code.co_filename
+            if name in internal:
+                f = f.f_back
+            elif name in external:
+                break
+            elif name.startswith(_TFN_DIRS):
+                internal.add(name)
+            else:
+                external.add(name)
+        if f is None:
             return ir.Location.unknown()
-        return ir.Location.file(*where)
+        # One location per code position: an op and the constants of its Python operands share it, and a loop
+        # traced many times emits ops at the same few positions.
+        key = (f.f_code, f.f_lasti)
+        loc = self._locations.get(key)
+        if loc is None:
+            loc = self._locations[key] = ir.Location.file(*frame_position(f))
+        return loc
 
     def add_input(self, ttype, name):
         """A new function argument of a tfn tensor type; returns its symbolic tensor."""
@@ -198,28 +232,58 @@ class FuncGraph:
 
     def emit(self, opdef, operands, attr_values, result_types):
         """Append one tfn op; returns its results as symbolic tensors."""
-        self.check_accessible(operands)
-        attributes = {n: attr_codec.to_mlir(k, attr_values.get(n)) for n, k in opdef.attrs.items()}
+        if self._scope_of:
+            self.check_accessible(operands)
+        # (loops written out: a comprehension is a call of its own, and this runs twice per op of a `x * 2.0`)
+        attributes = None
+        if opdef.attrs:
+            attributes = {}
+            for n, k in opdef.attrs.items():
+                attributes[n] = attr_codec.to_mlir(k, attr_values.get(n))
+        mlir_operands = []
+        for o in operands:
+            mlir_operands.append(o._mlir)
+        if len(result_types) == 1:
+            return [self._emit_one(opdef, mlir_operands, attributes, result_types[0])]
         op = ir.Operation.create(opdef.full_name, results=[t.to_mlir() for t in result_types],
-                                 operands=[o._mlir for o in operands], attributes=attributes,
-                                 loc=self.location(), ip=self.ip)
+                                 operands=mlir_operands, attributes=attributes, loc=self.location(), ip=self.ip)
         name = self.unique_name(self.name_scope + opdef.name)
-        self.op_names[op] = name  # the op's node name in as_graph_def()
+        self._new_names.append((op, name))
         return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
+
+    def _emit_one(self, opdef, mlir_operands, attributes, out_type):
+        """emit() of an op with one result, its symbolic tensor (written out: this runs twice per `x * 2.0`)."""
+        mlir_type = out_type._shared_mlir  # (self.ctx is the shared context: the type it keeps there)
+        if mlir_type is None:
+            mlir_type = out_type.to_mlir()
+        op = ir.Operation.create(opdef.full_name, results=[mlir_type], operands=mlir_operands,
+                                 attributes=attributes, loc=self.location(), ip=self.ip)
+        base = self.name_scope + opdef.name  # unique_name
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        name = base if n == 0 else f"{base}_{n}"
+        self._new_names.append((op, name))  # the op's node name in as_graph_def()
+        if self._scopes:
+            return self.wrap(op.result, out_type, name + ":0")
+        return SymbolicTensor(op.result, out_type, self, name + ":0")
 
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
-        tt = TensorType(tensor._shape, tensor._dtype)
-        t = self.emit(optable.OPS["constant"], [], {"value": (tensor._value, tt)}, [tt])[0]
+        tt = tensor_type(tensor._shape, tensor._dtype)
+        t = self._emit_one(_CONSTANT, [], {"value": attr_codec.dense_attr(tensor._value, tt)}, tt)
         t._const = tensor._value
         return t
 
     def as_graph_def(self):
         """The trace as TF's GraphDef: `.node` lists inputs, ops and outputs with `.name`, `.op`, `.input`."""
+        from tfn.core import graph_def  # start-up cost: loaded when a program inspects a trace
+
         return graph_def.as_graph_def(self)
 
     def get_operations(self):
         """The trace's nodes as Operations (`.name`, `.type`, `.inputs`, `.outputs`), in program order."""
+        from tfn.core import graph_def  # start-up cost: as in as_graph_def
+
         return graph_def.get_operations(self)
 
     def finish(self, outputs):

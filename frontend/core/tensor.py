@@ -341,6 +341,29 @@ def eager_constant(value, dtype=None, shape=None):
     return Tensor(arr, dt)
 
 
+# (type, value, DType) -> the eager tensor of a Python number as that dtype: `x * 0.5` in a loop being traced
+# converts the same literal each time, and conversion by NumPy's rules costs as much as emitting the op.
+_NUMBERS = {}
+_NUMBERS_KEPT = 512
+_NUMBER_TYPES = (float, int, bool)
+
+
+def number_constant(value, dtype):
+    """`constant(value, dtype)` of a Python number (float, int or bool) and a DType, its eager tensor made once."""
+    key = (type(value), value, dtype) if value else (type(value), str(value), dtype)  # (0.0 == -0.0)
+    t = _NUMBERS.get(key)
+    if t is None:
+        t = eager_constant(value, dtype)
+        if value == value:  # (NaN keys never match)
+            if len(_NUMBERS) >= _NUMBERS_KEPT:
+                _NUMBERS.clear()
+            _NUMBERS[key] = t
+    g = graph_stack.current()
+    if g is None:
+        return t
+    return g.constant(t)  # (as_symbolic's choice for a scalar; it knows its value, as constant()'s do)
+
+
 def convert_to_tensor(value, dtype=None, name=None):
     """A tensor (eager or symbolic) from a tensor or a Python value; checks the dtype if given."""
     if isinstance(value, TensorBase):

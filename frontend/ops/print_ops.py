@@ -1,5 +1,4 @@
 """`tfn.print`: print text and tensors eagerly now, or from compiled code at every call of a tfn.function."""
-import pprint
 import sys
 
 from tfn import nest
@@ -26,6 +25,8 @@ def _stream_name(output_stream):
 
 def _pieces(inputs, sep, end):
     """The output as alternating text and tensors: Python values as-is (strings verbatim, others by pprint)."""
+    import pprint  # start-up cost: pprint (and dataclasses, which it loads) only when Python values print
+
     pieces = [""]
     for i, x in enumerate(inputs):
         if i:

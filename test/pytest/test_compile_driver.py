@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 from mlir import ir
+from mlir.execution_engine import ExecutionEngine
 from test_completeness import SAMPLES
 
 import tfn
@@ -70,7 +71,7 @@ def _object_file(tmp_path):
     with concrete.graph.ctx:
         module = ir.Module.parse(str(concrete.graph.module))
         registry.run("tfn-pipeline", module.operation)
-        engine = compiler.ExecutionEngine(module, opt_level=3, shared_libs=[toolchain.C_RUNNER_UTILS],
+        engine = ExecutionEngine(module, opt_level=3, shared_libs=[toolchain.C_RUNNER_UTILS],
                                           enable_pic=True)
         obj = str(tmp_path / "f.o")
         engine.dump_to_object_file(obj)

@@ -1,6 +1,5 @@
 """Every op of the table has a lowering, a public function exported at TF's names and a sample run eagerly,
 compiled and by its kernel; registries take OpDefs only; every tfn pass is found by its name."""
-import dataclasses
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ from opcheck import assert_close
 import tfn
 from tfn.core import api, dispatch
 from tfn.core.api import EXPORTS, OP_API
-from tfn.dialects import ops
+from tfn.dialects import ops, optable
 from tfn.dialects.optable import OPS
 from tfn.ops import collective_ops
 from tfn.passes import registry, tfn_to_linalg  # noqa: F401  (tfn_to_linalg registers every pattern)
@@ -135,8 +134,19 @@ def test_every_op_is_an_attribute_of_dialects_ops():
 
 
 def test_opdefs_key_dicts_by_identity():
-    twin = dataclasses.replace(ops.add)  # equal fields, another op object
+    a = ops.add
+    twin = optable.OpDef(a.name, a.operands, a.infer, a.kernel, a.attrs, a.results, a.tf_name, a.summary,
+                         a.differentiable, a.tf_api)  # equal fields, another op object
     assert {ops.add: 1}[ops.add] == 1 and twin != ops.add and hash(ops.add) == object.__hash__(ops.add)
+    assert twin.full_name == a.full_name == "tfn.add"
+
+
+def test_opdefs_are_immutable():
+    with pytest.raises(AttributeError, match="immutable"):
+        ops.add.name = "sub"
+    with pytest.raises(AttributeError, match="immutable"):
+        del ops.add.infer
+    assert ops.add.name == "add"
 
 
 @pytest.mark.parametrize("register", [

@@ -196,14 +196,17 @@ def test_import_tfn_installs_every_tensor_operator():
 
 
 def test_data_keras_random_load_on_first_use():
-    """`import tfn` leaves tfn.data, tfn.keras and tfn.random unloaded (start-up cost); each loads when named."""
+    """`import tfn` leaves tfn.autodiff, tfn.data, tfn.keras, tfn.random and tfn.saved_model unloaded (start-up
+    cost); each loads when named."""
     code = ("import sys, tfn\n"
-            "lazy = ('tfn.data', 'tfn.keras', 'tfn.random')\n"
+            "lazy = ('tfn.autodiff', 'tfn.data', 'tfn.keras', 'tfn.random', 'tfn.saved_model')\n"
             "print(sorted(m for m in sys.modules if m.startswith(lazy)))\n"
-            "print(tfn.keras.layers.Dense.__name__, tfn.data.Dataset.__name__, tfn.random.uniform.__name__)\n"
+            "print(tfn.keras.layers.Dense.__name__, tfn.data.Dataset.__name__, tfn.random.uniform.__name__,\n"
+            "      tfn.saved_model.save.__name__, tfn.autodiff.ForwardAccumulator.__name__)\n"
             "from tfn import data\n"
             "import tfn.random as r\n"
             "print(data is tfn.data, r is tfn.random, 'keras' in dir(tfn))\n"
             "try:\n    tfn.no_such_name\nexcept AttributeError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out == ["[]", "Dense Dataset uniform", "True True True", "module 'tfn' has no attribute 'no_such_name'"]
+    assert out == ["[]", "Dense Dataset uniform save ForwardAccumulator", "True True True",
+                   "module 'tfn' has no attribute 'no_such_name'"]
