@@ -172,12 +172,6 @@ class PolymorphicFunction:
         concrete = self._lookup(ftype)
         if concrete is not None:
             return concrete
-        if self.input_signature is None:  # a parameter type that shares one trace among its values (datasets)
-            for c in self._concretes:
-                ftype = ftype.shared_with(c.function_type)
-            concrete = self._lookup(ftype)
-            if concrete is not None:
-                return concrete
         if self._reduce_retracing:
             for c in self._concretes:
                 ftype = ftype.supertype(c.function_type) or ftype

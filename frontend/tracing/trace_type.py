@@ -427,23 +427,6 @@ class FunctionType:
             return None
         return FunctionType((n, k, t) for (n, k, _), t in zip(self.params, types))
 
-    def shared_with(self, other):
-        """This type, with the parameters whose types ask to share `other`'s trace (`tfn_shared_supertype`: a
-        dataset pipeline whose element spec a trace of another pipeline has) given the shared type, when that
-        makes it a subtype of `other`; else this type unchanged."""
-        if [(n, k) for n, k, _ in self.params] != [(n, k) for n, k, _ in other.params]:
-            return self
-        params, changed = [], False
-        for (n, k, t), (_, _, u) in zip(self.params, other.params):
-            share = getattr(t, "tfn_shared_supertype", None)
-            shared = share(u) if share is not None and not is_subtype(t, u) else None
-            if shared is not None:
-                t, changed = shared, True
-            elif not is_subtype(t, u):
-                return self
-            params.append((n, k, t))
-        return FunctionType(params) if changed else self
-
     @property
     def parameters(self):
         """name -> Parameter(name, kind, type_constraint), as TF's FunctionType.parameters."""
