@@ -14,7 +14,6 @@ from mlir import ir
 from mlir.dialects import arith, linalg
 
 from tfn.passes.registry import register
-from tfn.passes.walk import collect
 
 
 def _is_simple(op):
@@ -79,44 +78,56 @@ def _owner_of_use(use):
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
+def _generics(root):
+    """The linalg.generic ops under `root` in program order, not looking inside their bodies (most of a big
+    function's ops)."""
+    found = []
+
+    def visit(op):
+        if op.name == "linalg.generic":
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 @register("tfn-fuse-elementwise-chains",
           "Fuse trees of single-use elementwise linalg.generic ops into one generic each (linear time)")
 def fuse_elementwise_chains(module_op):
-    simple = collect(module_op, _is_simple)
+    simple = [op for op in _generics(module_op) if _is_simple(op)]
     if len(simple) < 2:
         return
-    position = {op: i for i, op in enumerate(simple)}
-    members = {}  # root -> its members in program order (root last)
-    into = {}
-    for op in simple:
-        consumer = _consumer(op)
-        if consumer is not None and consumer in position:
-            into[op] = consumer
-    for op in simple:  # program order: a producer's group is complete before its consumer's
-        group = members.pop(op, [])
-        group.append(op)
-        target = into.get(op)
-        if target is None:
+    # Every relation is found before the IR changes, by index: an Operation's hash is not stable across rewrites.
+    index = {op: i for i, op in enumerate(simple)}
+    into = [index.get(c) if (c := _consumer(op)) is not None else None for op in simple]
+    members, groups = {}, []  # consumer index -> its producers' members so far; the groups to fuse
+    for i in range(len(simple)):  # program order: a producer's group is complete before its consumer's
+        group = members.pop(i, []) + [i]
+        if into[i] is None:
             if len(group) > 1:
-                _fuse(sorted(group, key=position.__getitem__))
+                groups.append(sorted(group))
         else:
-            members.setdefault(target, []).extend(group)
+            members.setdefault(into[i], []).extend(group)
+    for group in groups:
+        _fuse([simple[i] for i in group])
 
 
 def _fuse(group):
     """Replace the generics of `group` (program order, the root last, every other one feeding exactly one later
     member) by one generic."""
     root = group[-1]
-    inside = set(group)
+    inside = {op: i for i, op in enumerate(group)}
     inputs, in_maps, slots = [], [], {}  # external (value, map) -> block argument index
-    plan = []  # per member: per input ("arg", index) / ("const", attr) / ("member", op)
+    plan = []  # per member: per input ("arg", block argument index) / ("const", attr) / ("member", member index)
     for m in group:
         maps = _maps(m)
         entry = []
         for value, vmap in zip(list(m.operands)[:-1], maps[:-1]):
             producer = _owner(value)
             if isinstance(producer, ir.Operation) and producer in inside:
-                entry.append(("member", producer))
+                entry.append(("member", inside[producer]))
                 continue
             scalar = _splat_scalar(value)
             if scalar is not None:
@@ -138,7 +149,7 @@ def _fuse(group):
                                  root.attributes["iterator_types"])
     types = [ir.RankedTensorType(v.type).element_type for v in inputs + [init]]
     block = fused.regions[0].blocks.append(*types, arg_locs=[loc] * len(types))
-    yielded, constants = {}, {}
+    yielded, constants = [], {}  # each member's yielded value, in order
     with loc, ir.InsertionPoint(block):
         for m, entry in zip(group, plan):
             body = m.regions[0].blocks[0]
@@ -157,8 +168,8 @@ def _fuse(group):
             for inner in ops[:-1]:
                 inner.detach_from_parent()
                 ir.InsertionPoint.current.insert(inner)
-            yielded[m] = ops[-1].operands[0]
-        linalg.YieldOp([yielded[root]])
+            yielded.append(ops[-1].operands[0])
+        linalg.YieldOp([yielded[-1]])
     root.results[0].replace_all_uses_with(fused.results[0])
     for m in reversed(group):
         m.erase()
