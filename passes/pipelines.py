@@ -33,8 +33,8 @@ LOWER_TO_LLVM = (
 # chain of n unfused ops took ~n^3 time (a 1,000-op chain: 241 s unfused, 7 s fused). tfn-fuse-elementwise-chains
 # fuses chains in linear time first: linalg-fuse-elementwise-ops alone takes ~n^2 (1,000 ops: ~1 s).
 _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
-        "tfn-verify", "tfn-fold-constants", "tfn-to-linalg", "canonicalize", "cse", "tfn-fuse-elementwise-chains",
-        "linalg-fuse-elementwise-ops", "canonicalize")
+        "tfn-verify", "tfn-fold-constants", "tfn-to-linalg{verify=0}", "canonicalize", "cse",
+        "tfn-fuse-elementwise-chains", "linalg-fuse-elementwise-ops", "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
         "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
         "tfn-vectorize-depthwise",

@@ -23,13 +23,12 @@ def _is_simple(op):
         return False
     if not isinstance(op.results[0].type, ir.RankedTensorType):
         return False
-    if not all("parallel" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
-        return False
-    maps = _maps(op)
-    if not _identity(maps[-1]):
-        return False
     block = op.regions[0].blocks[0]
-    return not list(block.arguments[len(block.arguments) - 1].uses)
+    if list(block.arguments[len(block.arguments) - 1].uses):
+        return False
+    if "reduction" in str(op.attributes["iterator_types"]):  # linalg's iterator types: parallel or reduction
+        return False
+    return _identity(_maps(op)[-1])
 
 
 def _maps(op):
@@ -58,13 +57,13 @@ def _splat_scalar(value):
 
 
 def _consumer(op):
-    """The simple generic in op's block reading op's single-use result as an input through the identity map, or
-    None."""
+    """The generic in op's block reading op's single-use result as an input through the identity map, or None
+    (the caller checks it is simple)."""
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return None
     user = _owner_of_use(uses[0])
-    if user is None or user.name != "linalg.generic" or user.block != op.block or not _is_simple(user):
+    if user is None or user.name != "linalg.generic" or user.block != op.block:
         return None
     index = uses[0].operand_number
     n_inputs = len(user.operands) - 1
