@@ -140,6 +140,7 @@ class TensorType:
 # parse each time (a type keeps its context alive).
 _SHARED_TYPES = {}
 _FROM_SHARED = {}  # MLIR type of the shared context -> its TensorType (from_mlir)
+_ELEMENT_TYPES = {}  # dtype -> its element type after lowering in the shared context (element_type)
 _shared_context = None
 
 
@@ -158,7 +159,13 @@ def element_type(dtype):
         return ir.IntegerType.get_signless(64)
     if dtype.is_bool:
         return ir.IntegerType.get_signless(8)
-    return ir.Type.parse(dtype.mlir.replace("ui", "i"))
+    shared = _shared_context is not None and ir.Context.current is _shared_context
+    t = _ELEMENT_TYPES.get(dtype) if shared else None
+    if t is None:
+        t = ir.Type.parse(dtype.mlir.replace("ui", "i"))  # parsing costs ~30 us: remembered in the shared context
+        if shared:
+            _ELEMENT_TYPES[dtype] = t
+    return t
 
 
 def lowered_tensor_type(tt):
