@@ -127,9 +127,19 @@ class TensorType:
 
     @staticmethod
     def from_mlir(t):
-        t = ir.RankedTensorType(t)
-        shape = [None if t.is_dynamic_dim(i) else t.get_dim_size(i) for i in range(t.rank)]
-        return TensorType(shape, dtypes.as_dtype(str(t.element_type)))
+        """The TensorType of MLIR type `t`; remembered for types of the shared context (uniqued, never freed: a
+        verified 1,000-op function converts the same few types ~10,000 times)."""
+        shared = _shared_context is not None and t.context is _shared_context
+        if shared:
+            found = _FROM_SHARED.get(t)
+            if found is not None:
+                return found
+        r = ir.RankedTensorType(t)
+        shape = [None if r.is_dynamic_dim(i) else r.get_dim_size(i) for i in range(r.rank)]
+        found = TensorType(shape, dtypes.as_dtype(str(r.element_type)))
+        if shared:
+            _FROM_SHARED[t] = found
+        return found
 
 
 def tensor_type(shape, dtype):
@@ -155,6 +165,8 @@ _TYPES_KEPT = 4096
 # lives as long as the process: parsing one costs more than a tenth of tracing an elementwise op. Other contexts
 # parse each time (a type keeps its context alive).
 _SHARED_TYPES = {}
+_FROM_SHARED = {}  # MLIR type of the shared context -> its TensorType (from_mlir)
+_ELEMENT_TYPES = {}  # dtype -> its element type after lowering in the shared context (element_type)
 _shared_context = None
 
 
@@ -179,7 +191,13 @@ def element_type(dtype):
         return ir.IntegerType.get_signless(64)
     if dtype.is_bool:
         return ir.IntegerType.get_signless(8)
-    return ir.Type.parse(dtype.mlir.replace("ui", "i"))
+    shared = _shared_context is not None and ir.Context.current is _shared_context
+    t = _ELEMENT_TYPES.get(dtype) if shared else None
+    if t is None:
+        t = ir.Type.parse(dtype.mlir.replace("ui", "i"))  # parsing costs ~30 us: remembered in the shared context
+        if shared:
+            _ELEMENT_TYPES[dtype] = t
+    return t
 
 
 def lowered_tensor_type(tt):

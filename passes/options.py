@@ -53,6 +53,10 @@ VECTOR_REGISTERS = Option("vector-registers", "number of vector registers (defau
                           lambda t: t.vector_registers, one_of(16, 32))
 LANES = Option("lanes", "f32 lanes of one vector op, four registers' worth (default: 4 x vector-bits / 32)",
                lambda t: 4 * t.vector_bits // 32, power_of_two)
+# tfn-to-linalg verifies the tfn ops it lowers (tfn-opt may run it alone); a pipeline where tfn-verify ran just
+# before says verify=0 (the second check of a 1,000-op function cost ~40 ms).
+VERIFY = Option("verify", "1: verify the tfn ops first; 0: tfn-verify ran just before (default: 1)", lambda t: 1,
+                one_of(0, 1))
 
 
 class OptionError(ValueError):

@@ -31,10 +31,11 @@ LOWER_TO_LLVM = (
 )
 
 # Elementwise fusion before bufferization is also what keeps compile time linear: one-shot-bufferize on a
-# chain of n unfused ops took ~n^3 time (a 1,000-op chain: 241 s unfused, 7 s fused).
+# chain of n unfused ops took ~n^3 time (a 1,000-op chain: 241 s unfused, 7 s fused). tfn-fuse-elementwise-chains
+# fuses chains in linear time first: linalg-fuse-elementwise-ops alone takes ~n^2 (1,000 ops: ~1 s).
 _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
-        "tfn-verify", "tfn-fold-constants", "tfn-to-linalg", "canonicalize", "cse", "linalg-fuse-elementwise-ops",
-        "canonicalize")
+        "tfn-verify", "tfn-fold-constants", "tfn-to-linalg{verify=0}", "canonicalize", "cse",
+        "tfn-fuse-elementwise-chains", "linalg-fuse-elementwise-ops", "canonicalize")
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
         "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
         "tfn-vectorize-depthwise",
@@ -43,7 +44,7 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
         "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-guard-worker-allocs", "tfn-hoist-error-slots",
-        "tfn-lower-vector-ops",
+        "tfn-lower-vector-ops", "tfn-keep-fill-loops-rolled",
         "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}", "tfn-async-parallel",
         *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",

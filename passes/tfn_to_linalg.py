@@ -27,6 +27,7 @@ from tfn.passes.lowering.control_flow import (
     user_loops,
 )
 from tfn.passes.lowering.runtime_errors import site_codes
+from tfn.passes.options import VERIFY
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.tfn_verify import verify_module
 from tfn.passes.walk import funcs, tfn_ops
@@ -42,9 +43,10 @@ def _retype_signature(fn):
     fn.attributes["function_type"] = ir.TypeAttr.get(new)
 
 
-def lower_module(module_op):
-    """Replace each tfn op by its pattern's values; unknown ops get an error at their location."""
-    if verify_module(module_op):
+def lower_module(module_op, verify=1):
+    """Replace each tfn op by its pattern's values; unknown ops get an error at their location. verify: whether to
+    verify the tfn ops first (0 where tfn-verify just ran)."""
+    if verify and verify_module(module_op):
         raise PassFailure()
     ops = tfn_ops(module_op)
     loops = user_loops(module_op)
@@ -76,4 +78,4 @@ def lower_module(module_op):
     stop_loops_on_error(module_op, loops)
 
 
-register("tfn-to-linalg", "Lower tfn ops to linalg, tensor, arith and math")(lower_module)
+register("tfn-to-linalg", "Lower tfn ops to linalg, tensor, arith and math", options=[VERIFY])(lower_module)

@@ -21,14 +21,23 @@ def _types_of(op):
     return types
 
 
-def _size_error(op):
-    return next((msg for t in _types_of(op) if (msg := oversized(t))), None)
+def _size_error(op, seen):
+    """The message of the first oversized type of op, else None; seen: the types checked so far (uniqued in their
+    context, which outlives the check) -> their message."""
+    for t in _types_of(op):
+        msg = seen.get(t, 0)
+        if msg == 0:
+            msg = seen[t] = oversized(t)
+        if msg:
+            return msg
+    return None
 
 
 def verify_module(module_op):
     """Emit an error at each op with an oversized type and at each tfn op whose types break its rule; returns the
     number of errors."""
-    errors = [(op.location, msg) for op in collect(module_op, lambda op: True) if (msg := _size_error(op))]
+    seen = {}
+    errors = [(op.location, msg) for op in collect(module_op, lambda op: True) if (msg := _size_error(op, seen))]
     if not errors:
         errors = [(op.location, msg) for op in tfn_ops(module_op) if (msg := optable.verify(op))]
     for loc, msg in errors:

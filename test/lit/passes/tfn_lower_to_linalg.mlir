@@ -3,7 +3,8 @@
 // RUN: tfn-opt %s --tfn-lower-to-linalg | FileCheck %s --check-prefix=NOTFN
 // NOTFN-NOT: "tfn.
 
-// tfn-verify, tfn-fold-constants, tfn-to-linalg, canonicalize, cse, linalg-fuse-elementwise-ops: the `linalg` stage.
+// tfn-verify, tfn-fold-constants, tfn-to-linalg{verify=0}, canonicalize, cse, tfn-fuse-elementwise-chains,
+// linalg-fuse-elementwise-ops, canonicalize: the `linalg` stage.
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[A:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<?xf32>
 func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {

@@ -49,6 +49,7 @@
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
 // OPTS-NEXT: --tfn-polynomial-approximation
 // OPTS: --tfn-to-linalg{{ +}}Lower tfn ops to linalg
+// OPTS-NEXT: {{^ +}}verify=<uint>{{ +}}1: verify the tfn ops first{{.*}}[here: 1]
 // OPTS-NEXT: --tfn-vectorize-depthwise{{ +}}Depthwise convolutions
 // OPTS-NEXT: {{^ +}}vector-bits=<uint>
 // OPTS-NEXT: {{^ +}}vector-registers=<uint>
