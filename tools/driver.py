@@ -31,9 +31,13 @@ def parse(ctx, name, first, lines):
 
 # Text the wheels' MLIR parser aborts on (an assertion, not a diagnostic): a dense array of `index` elements
 # (Type::getIntOrFloatBitWidth on index). Found by test_fuzz.py; rejected before the text reaches the parser.
+# Also linalg's custom syntax `permutation = [...]` / `dimensions = [...]` (transpose, broadcast, reduce) when the
+# list is malformed: the op's parser stores the failed parse's null attribute (NamedAttrList::set asserts).
 _ABORTING = [(re.compile(r"\barray\s*<\s*index\b"),
               "a dense array cannot hold 'index' elements (its element type must be an integer or float type of a "
-              "fixed width, such as i64)")]
+              "fixed width, such as i64)"),
+             (re.compile(r"\)\s*(?P<at>permutation|dimensions)\s*=(?!\s*\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\])"),
+              "expected a list of integers in brackets after '=' (e.g. permutation = [1, 0])")]
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
@@ -44,8 +48,9 @@ def aborting_syntax(name, first, lines):
     for pattern, message in _ABORTING:
         found = pattern.search(code)
         if found:
-            line = code.count("\n", 0, found.start())
-            col = found.start() - (code.rfind("\n", 0, found.start()) + 1) + 1
+            at = found.start("at" if "at" in pattern.groupindex else 0)
+            line = code.count("\n", 0, at)
+            col = at - (code.rfind("\n", 0, at) + 1) + 1
             where = (name, first + line, col)
             return [diagnostics.Diag("error", message, *where, f'loc("{name}":{where[1]}:{col})')]
     return []

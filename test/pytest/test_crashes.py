@@ -241,6 +241,22 @@ def test_tfn_opt_rejects_a_dense_array_of_index(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.parametrize("attr, ok", [("permutation = func.func 0]", False), ("permutation = [1, x]", False),
+                                       ("permutation = 5", False), ("permutation = [1, 0]", True)])
+def test_tfn_opt_rejects_a_malformed_linalg_permutation(tmp_path, attr, ok):
+    # linalg's custom parser stores the null attribute of a failed parse (an assertion in NamedAttrList::set).
+    src = tmp_path / "permutation.mlir"
+    src.write_text('func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {\n'
+                   '  %e = tensor.empty() : tensor<3x2xf32>\n'
+                   f'  %t = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) {attr}\n'
+                   '  return %t : tensor<3x2xf32>\n}\n')
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == (0 if ok else 1), done.stderr
+    if not ok:
+        assert "permutation.mlir:3:78: error: expected a list of integers in brackets" in done.stderr, done.stderr
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
