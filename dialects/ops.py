@@ -12,6 +12,7 @@ from tfn.dialects import (  # noqa: F401  (each defines its family's ops)
     ops_linalg,
     ops_misc,
     ops_print,
+    ops_random,
     ops_reduction,
     ops_scatter,
     ops_shape,

@@ -3,8 +3,8 @@
 The generator is Philox 4x32-10 (Salmon et al., SC'11; TF and JAX use it), counter based: a draw of n numbers
 encrypts the counters c, c + 1, ..., c + n/4 under the key (global seed, op seed), where c is an int64
 tfn.Variable that each draw advances. So a compiled function draws new numbers on every call, the same numbers
-for the same seed, and eager and compiled runs agree bit for bit. The rounds are written with int64 tfn ops on
-32-bit words (the 32x32 -> 64-bit products split into 16-bit halves so nothing overflows) and tfn's bitwise_xor.
+for the same seed, and eager and compiled runs agree bit for bit. The rounds are one op, tfn.philox4x32 (a NumPy
+kernel eagerly, one loop over the counter blocks compiled).
 Streams are not TF's: TF derives its keys and counters from seeds differently.
 """
 import math as _pymath
@@ -16,14 +16,14 @@ from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
+from tfn.dialects.ops_random import blocks_of
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
 _PRIME = 2**31 - 1  # seeds are kept modulo this
 _DEFAULT_SEED = 87654321
-_M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85  # Philox 4x32's multipliers and key bumps
-_2_16, _2_32 = 2**16, 2**32
+_2_32 = 2**32
 
 
 class _State:
@@ -74,41 +74,27 @@ def _static_shape(shape):
 
 @op_api(ops.bitwise_xor)
 def bitwise_xor(x, y, name=None):
-    """x ^ y on integer tensors (TF's tf.bitwise.bitwise_xor; here for the generator's rounds)."""
+    """x ^ y on integer tensors (TF's tf.bitwise.bitwise_xor)."""
     return apply(ops.bitwise_xor, tensors(x, y))
 
 
-def _mulhilo(m, c):
-    """(high, low) 32-bit halves of the 64-bit product of the constant m and the words c (no int64 overflow)."""
-    a = c % _2_16 * m  # < 2**48
-    b = math_ops.floordiv(c, _2_16) * m  # < 2**48
-    t = a + b % _2_16 * _2_16
-    return math_ops.floordiv(b, _2_16) + math_ops.floordiv(t, _2_32), t % _2_32
-
-
-def philox4x32(c0, c1, c2, c3, k0, k1, rounds=10):
-    """Philox 4x32 of the counter words (int64 tensors holding 32-bit values) under the key (k0, k1)."""
-    for r in range(rounds):
-        hi0, lo0 = _mulhilo(_M0, c0)
-        hi1, lo1 = _mulhilo(_M1, c2)
-        key0, key1 = (k0 + r * _W0) % _2_32, (k1 + r * _W1) % _2_32
-        c0, c1, c2, c3 = bitwise_xor(bitwise_xor(hi1, c1), key0), lo1, bitwise_xor(bitwise_xor(hi0, c3), key1), lo0
-    return c0, c1, c2, c3
+@op_api(ops.philox4x32)
+def philox4x32(counter_low, counter_high, key0, key1, count):
+    """`count` words (int64 tensor, each < 2**32) of Philox 4x32-10: the four words of block b encrypt the counter
+    (low, high word of counter_low + b, low, high word of counter_high) under the key (key0, key1) (low 32 bits
+    each); int64 scalars read as their bit patterns (tfn.dialects.ops_random)."""
+    words = [convert_to_tensor(v, dtypes.int64) for v in (counter_low, counter_high, key0, key1)]
+    return apply(ops.philox4x32, words, {"count": int(count)})
 
 
 def _words(dims, seed):
     """int64 tensor of `dims` holding 32 random bits per element (the counter advanced by a quarter of the count)."""
     n = int(np.prod(dims, dtype=np.int64))
-    blocks = max(-(-n // 4), 1)
     counter, global_seed = _variables()
     start = counter.value()
-    counter.assign_add(np.int64(blocks))
-    ctr = fill_ops.range(0, blocks, dtype=dtypes.int64) + start
-    zero = fill_ops.zeros_like(ctr)
+    counter.assign_add(np.int64(blocks_of(n)))
     key1 = np.int64(0 if seed is None else int(seed) % _2_32)
-    out = philox4x32(ctr % _2_32, math_ops.floordiv(ctr, _2_32), zero, zero, global_seed.value() % _2_32, key1)
-    flat = array_ops.reshape(array_ops.stack(list(out), 1), [4 * blocks])
-    return array_ops.reshape(flat[:n], dims)
+    return array_ops.reshape(philox4x32(start, np.int64(0), global_seed.value(), key1, n), dims)
 
 
 def _unit(dims, seed):

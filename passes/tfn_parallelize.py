@@ -19,7 +19,12 @@ from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import apply_schedule, match_tagged, named_sequence
 from tfn.passes.walk import collect
 
-MIN_WORK = 1 << 16     # iteration points below which a thread hand-off (~5-10 us) costs more than it saves
+# Iteration points below which handing half an op to another thread costs more than it saves. A hand-off is not
+# 5-10 us where it matters: waking an idle worker took 20-50 us and more on the 2-core VM the benchmarks run on (a
+# halted virtual CPU), so a 2**17-point generic ran 33 us split against 25 us on one thread, 2**19 points about even
+# (98 vs 93 us) with the other core busy, 2**21 points 250 vs 378 us. The digits CNN's train step (43 steps an epoch)
+# had six such splits of 2**16-point ops, each waiting on a wake-up.
+MIN_WORK = 1 << 19
 MIN_TASK_WORK = 1 << 18  # the fewest iteration points per task when an op is cut into more tasks than workers
 SPLIT_OPS = ("linalg.generic", "linalg.reduce", "linalg.transpose", "linalg.broadcast")
 _ANY = "!transform.any_op"

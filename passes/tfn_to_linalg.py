@@ -13,6 +13,7 @@ from tfn.passes.lowering import (  # noqa: F401  (each module registers its fami
     gather,
     matmul,
     misc,
+    random,
     reduction,
     scatter,
     shape,

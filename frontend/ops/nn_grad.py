@@ -17,6 +17,13 @@ def _pad(x, axis, before, after):
     return array_ops.concat(parts, axis) if len(parts) > 1 else x
 
 
+def _pad_spatial(x, top, bottom, left, right):
+    """NHWC x zero-padded on H and W: one tfn.pad (one copy) where it pads at all."""
+    if top == bottom == left == right == 0:
+        return x
+    return fill_ops.pad(x, [[0, 0], [top, bottom], [left, right], [0, 0]])
+
+
 def _pad_or_crop(x, axis, before, after):
     """x zero-padded along `axis` by `before`/`after`, or cropped where they are negative."""
     size = x._shape[axis]
@@ -59,16 +66,18 @@ def _conv2d_grad(op, g):
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilations"]
     h, wd = x._shape[1], x._shape[2]
     hp, wp = h + pt + pb, wd + pl + pr
-    df = _filter_grad(_pad(_pad(x, 1, pt, pb), 2, pl, pr), g, w, oh, ow, (sh, sw), (dh, dw)) if op.needs[1] \
-        else None
+    df = _filter_grad(_pad_spatial(x, pt, pb, pl, pr), g, w, oh, ow, (sh, sw), (dh, dw)) if op.needs[1] else None
     if not op.needs[0]:
         return None, df
+    flipped = array_ops.transpose(w[::-1, ::-1], [0, 1, 3, 2])
+    if attrs["same"] and (sh, sw) == (1, 1) and (pt, pl) == (pb, pr):
+        # stride 1, even SAME padding: g padded as the input was is exactly the full correlation's input below
+        return conv2d(g, flipped, strides=[1, 1], padding="SAME", dilations=[dh, dw]), df
     # d input: the full correlation of the stride-dilated g with the flipped filters
     gd = _dilate(_dilate(g, 1, sh), 2, sw)
     rh, rw = hp - ((oh - 1) * sh + eh), wp - ((ow - 1) * sw + ew)
     # (of the padded input; the unpadded input's part directly: g padded less, or cropped, by the input's padding)
     gp = _pad_or_crop(_pad_or_crop(gd, 1, eh - 1 - pt, eh - 1 + rh - pb), 2, ew - 1 - pl, ew - 1 + rw - pr)
-    flipped = array_ops.transpose(w[::-1, ::-1], [0, 1, 3, 2])
     return conv2d(gp, flipped, strides=[1, 1], padding="VALID", dilations=[dh, dw]), df
 
 

@@ -20,7 +20,8 @@ from tfn.passes.pipelines import PIPELINES
 
 # op name -> why it has no public function (ops that only passes or the frontend's internals emit)
 INTERNAL = {"max_pool2d_grad": "max_pool2d's gradient rule emits it (TF's is tf.raw_ops.MaxPoolGrad, not in tfn)",
-            "bitwise_xor": "tfn.random's generator calls it (TF's tf.bitwise namespace is not in tfn yet)",
+            "bitwise_xor": "TF's tf.bitwise namespace is not in tfn yet (tfn.random.bitwise_xor is its function)",
+            "philox4x32": "tfn.random's generator calls it (TF's generators are stateful ops of another design)",
             **{name: "TF has no public function: tfn.distribute's strategy and replica context call it"
                for name in ("all_reduce", "broadcast", "all_gather")}}
 COLLECTIVES = ("all_reduce", "broadcast", "all_gather")  # need MPI (the distribute extra); in one process: identity
@@ -86,6 +87,8 @@ SAMPLES = {
     "max_pool2d_grad": (lambda x, g: dispatch.apply(ops.max_pool2d_grad, [x, g], POOL),
                         [P, RNG.random((2, 3, 3, 2)).astype(np.float32)]),
     "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
+    "philox4x32": (lambda c, k: tfn.random.philox4x32(c, np.int64(1), k, np.int64(2), 7),
+                   [np.int64(2**40 + 3), np.int64(87654321)]),
     "all_reduce": (lambda x: collective_ops.all_reduce(x, "sum"), [F]),
     "broadcast": (lambda x: collective_ops.broadcast(x, 0), [I]),
     "all_gather": (lambda x: collective_ops.all_gather(x), [F]),

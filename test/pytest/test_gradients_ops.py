@@ -100,6 +100,8 @@ def _cases():
     conv = [(1, "SAME", 1), (1, "VALID", 1), (2, "SAME", 1), (2, "VALID", 1), (1, "SAME", 2), (1, "VALID", 2)]
     cases["conv2d"] = [(lambda x, w, s=s, p=p, d=d: tfn.nn.conv2d(x, w, s, p, dilations=d),
                         [rand(2, 5, 6, 2), rand(2, 3, 2, 3)]) for s, p, d in conv]
+    # stride 1 with even SAME padding (odd filters): the input gradient is a SAME convolution of g itself
+    cases["conv2d"].append((lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME"), [rand(2, 4, 5, 3), rand(3, 3, 3, 2)]))
     pools = [(2, 2, "VALID"), (3, 2, "SAME"), (2, 1, "SAME"), (3, 3, "VALID"), ((1, 3), (2, 1), "SAME")]
     cases["max_pool2d"] = [(lambda x, k=k, s=s, p=p: tfn.nn.max_pool2d(x, k, s, p), [rand(2, 5, 6, 3)])
                            for k, s, p in pools]

@@ -18,8 +18,8 @@ def _rss_kb():
 
 def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy():
     """Odd sizes (uneven halves), broadcasts, reductions, matmul and batch matmul; small ops stay single-threaded."""
-    x = RNG.random(300_001, dtype=np.float32)
-    m = RNG.random((513, 300), dtype=np.float32)
+    x = RNG.random(600_001, dtype=np.float32)
+    m = RNG.random((2049, 300), dtype=np.float32)
     row = RNG.random(300, dtype=np.float32)
     a, b = RNG.random((512, 256), dtype=np.float32) - 0.5, RNG.random((256, 256), dtype=np.float32) - 0.5
     ba, bb = RNG.random((4, 128, 96), dtype=np.float32), RNG.random((4, 96, 128), dtype=np.float32)
@@ -52,7 +52,7 @@ def test_small_functions_are_not_parallelized():
 
 def test_many_parallel_calls_do_not_leak():
     f = tfn.function(lambda x: x * 0.5 + 1.0)
-    x = tfn.constant(RNG.random(1 << 17, dtype=np.float32))
+    x = tfn.constant(RNG.random(1 << 19, dtype=np.float32))
     for _ in range(300):  # warm up: allocator arenas of both threads fill first
         f(x)
     before = _rss_kb()
@@ -65,7 +65,7 @@ def test_many_parallel_calls_do_not_leak():
 _CHILD = """
 import numpy as np, tfn
 f = tfn.function(lambda x: tfn.tanh(x) + 1.0)
-x = tfn.constant(np.ones(1 << 17, np.float32))
+x = tfn.constant(np.ones(1 << 19, np.float32))
 for _ in range(200):
     y = f(x)
 print(float(y.numpy()[0]))

@@ -54,6 +54,11 @@ def test_shuffle_is_a_permutation():
     assert sorted(map(tuple, rows)) == [(2 * i, 2 * i + 1) for i in range(6)]
 
 
+def _int64(low_word, high_word):
+    """The int64 whose bit pattern holds the two 32-bit words."""
+    return np.array([low_word | high_word << 32], np.uint64).view(np.int64)[0]
+
+
 @pytest.mark.parametrize("counter,key,want", [
     ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
     ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
@@ -61,10 +66,25 @@ def test_shuffle_is_a_permutation():
      [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
 ])
 def test_philox_known_answers_eager_and_compiled(counter, key, want):
-    """Random123's known-answer vectors for Philox 4x32-10."""
-    words = [tf.constant(np.array([c], np.int64)) for c in counter]
-    keys = [np.int64(k) for k in key]
-    eager = tf.random.philox4x32(*words, *keys)
-    compiled = tf.function(lambda *w: tf.random.philox4x32(*w, *keys))(*words)
-    assert [int(w.numpy()[0]) for w in eager] == want
-    assert [int(w.numpy()[0]) for w in compiled] == want
+    """Random123's known-answer vectors for Philox 4x32-10 (block 0 of a draw of 4 words)."""
+    args = [_int64(*counter[:2]), _int64(*counter[2:]), np.int64(key[0]), np.int64(key[1])]
+    eager = tf.random.philox4x32(*args, 4)
+    compiled = tf.function(lambda *a: tf.random.philox4x32(*a, 4))(*[tf.constant(a) for a in args])
+    assert eager.numpy().tolist() == want
+    assert compiled.numpy().tolist() == want
+
+
+@pytest.mark.parametrize("count", [0, 3, 8, 4099])
+def test_philox_blocks_count_on_from_the_counter_compiled_as_eagerly(count):
+    """Block b encrypts counter_low + b (wrapping past 2**64 - 1), eager and compiled alike, for counts that are and
+    are not whole blocks."""
+    low = np.int64(-2)  # 2**64 - 2: the third block's counter wraps to 0
+    args = [low, np.int64(5), np.int64(87654321), np.int64(3)]
+    eager = tf.random.philox4x32(*args, count).numpy()
+    compiled = tf.function(lambda *a: tf.random.philox4x32(*a, count))(*[tf.constant(a) for a in args]).numpy()
+    assert eager.shape == compiled.shape == (count,) and eager.dtype == np.int64
+    np.testing.assert_array_equal(eager, compiled)
+    assert ((eager >= 0) & (eager < 2**32)).all()
+    if count >= 12:
+        third = tf.random.philox4x32(np.int64(0), np.int64(5), np.int64(87654321), np.int64(3), 4).numpy()
+        np.testing.assert_array_equal(eager[8:12], third)

@@ -8,13 +8,13 @@
 // ONE-NOT: scf.forall
 // RUN: tfn-opt %s --tfn-parallelize=workers=2 | FileCheck %s --check-prefix=TASKS
 // By default each worker gets up to 4 tasks (dynamic load balance), none under 2**18 points unless there would be
-// fewer tasks than workers: 2**20 points in 4 tasks, 512 x 256 in 2 of 256 rows.
+// fewer tasks than workers: 2**20 points in 4 tasks, 2048 x 256 in 2 of 1024 rows.
 // TASKS-LABEL: func.func @big
 // TASKS: scf.forall (%{{.*}}) in (4) shared_outs
 // TASKS: tensor.extract_slice {{.*}} [262144] [1]
 // TASKS-LABEL: func.func @reductions
 // TASKS: scf.forall (%{{.*}}) in (2) shared_outs
-// TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<256x256xf32>)
+// TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<1024x256xf32>)
 
 
 // A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).
@@ -34,33 +34,34 @@ func.func @big(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
   return %0 : tensor<1048576xf32>
 }
 
-// A row reduction of 1 x 100000 points: the split loop is the reduction's first parallel loop of extent >= 2 --
-// here none (extent 1), so it is left alone; 512 x 256 points are split along the rows.
+// A row reduction of 1 x 1000000 points: the split loop is the reduction's first parallel loop of extent >= 2 --
+// here none (extent 1), so it is left alone; 2048 x 256 points are split along the rows.
 // CHECK-LABEL: func.func @reductions
-func.func @reductions(%x: tensor<1x100000xf32>, %y: tensor<512x256xf32>, %a: tensor<1xf32>, %b: tensor<512xf32>)
-    -> (tensor<1xf32>, tensor<512xf32>) {
+func.func @reductions(%x: tensor<1x1000000xf32>, %y: tensor<2048x256xf32>, %a: tensor<1xf32>, %b: tensor<2048xf32>)
+    -> (tensor<1xf32>, tensor<2048xf32>) {
   // CHECK-NOT: scf.forall
-  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x100000xf32>)
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1000000xf32>)
   %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<1x100000xf32>) outs(%a : tensor<1xf32>) {
+      ins(%x : tensor<1x1000000xf32>) outs(%a : tensor<1xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %in, %out : f32
     linalg.yield %s : f32
   } -> tensor<1xf32>
   // CHECK: scf.forall (%{{.*}}) in (2) shared_outs
-  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<256x256xf32>)
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1024x256xf32>)
   %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-      ins(%y : tensor<512x256xf32>) outs(%b : tensor<512xf32>) {
+      ins(%y : tensor<2048x256xf32>) outs(%b : tensor<2048xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %in, %out : f32
     linalg.yield %s : f32
-  } -> tensor<512xf32>
-  return %0, %1 : tensor<1xf32>, tensor<512xf32>
+  } -> tensor<2048xf32>
+  return %0, %1 : tensor<1xf32>, tensor<2048xf32>
 }
 
-// Small (under 2**16 points) and dynamic generics are untouched.
+// Small (under 2**19 points) and dynamic generics are untouched.
 // CHECK-LABEL: func.func @small_and_dynamic
-func.func @small_and_dynamic(%x: tensor<1000xf32>, %d: tensor<?xf32>) -> (tensor<1000xf32>, tensor<?xf32>) {
+func.func @small_and_dynamic(%x: tensor<1000xf32>, %d: tensor<?xf32>, %m: tensor<32x8x8x32xf32>)
+    -> (tensor<1000xf32>, tensor<?xf32>, tensor<32x8x8x32xf32>) {
   // CHECK-NOT: scf.forall
   %e = tensor.empty() : tensor<1000xf32>
   %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -76,6 +77,14 @@ func.func @small_and_dynamic(%x: tensor<1000xf32>, %d: tensor<?xf32>) -> (tensor
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<?xf32>
+  // The digits CNN's 32 x 8 x 8 x 32 activations (2**16 points): a wake-up of the other thread costs more.
+  %em = tensor.empty() : tensor<32x8x8x32xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%m : tensor<32x8x8x32xf32>) outs(%em : tensor<32x8x8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<32x8x8x32xf32>
   // CHECK: return
-  return %0, %1 : tensor<1000xf32>, tensor<?xf32>
+  return %0, %1, %2 : tensor<1000xf32>, tensor<?xf32>, tensor<32x8x8x32xf32>
 }

@@ -508,6 +508,22 @@ func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
   return %0 : tensor<?xi64>
 }
 
+// Philox 4x32-10: one generic over the 3 counter blocks with four i32 results (ten rounds of 32 x 32 -> 64-bit
+// products), then one interleaving them into 4 x 3 words widened to i64, of which the first 10 are the draw.
+// CHECK-LABEL: func.func @philox4x32
+func.func @philox4x32(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1: tensor<i64>) -> tensor<10xi64> {
+  // CHECK: linalg.generic
+  // CHECK-SAME: outs({{.*}} : tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>)
+  // CHECK-COUNT-20: arith.mului_extended
+  // CHECK-NOT: arith.mului_extended
+  // CHECK: linalg.generic
+  // CHECK: arith.extui %{{.*}} : i32 to i64
+  // CHECK: tensor.collapse_shape {{.*}} into tensor<12xi64>
+  // CHECK: tensor.extract_slice {{.*}}[0] [10] [1] : tensor<12xi64> to tensor<10xi64>
+  %0 = "tfn.philox4x32"(%lo, %hi, %k0, %k1) {count = 10 : i64} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<10xi64>
+  return %0 : tensor<10xi64>
+}
+
 // Collectives: the replicas first agree on the operand's signature (dtype and shape: one all-reduce of 2 x i64 with
 // MPI_MAX, a mismatch reported through the error channel), then MPI sums the operand's buffer in place (a writable
 // to_buffer: bufferization copies the operand first if anything reads it afterwards); broadcast and all_gather sum
