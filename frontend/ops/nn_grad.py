@@ -94,12 +94,8 @@ def _filter_grad(xp, g, w, oh, ow, strides, dilations):
     taps = [xp[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
             for i in range(kh) for j in range(kw)]
     cols = array_ops.reshape(array_ops.stack(taps, 3) if len(taps) > 1 else taps[0], [-1, kh * kw * c])
-    # one zero row and column more in cols and one zero column in g's transpose (the product's extra column sliced
-    # off): concatenations between the matmul and the reshapes, so linalg's reshape propagation does not turn the
-    # matmul into a linalg.generic that tfn-pack-matmul does not recognise
-    gt = _pad(array_ops.transpose(array_ops.reshape(g, [-1, f])), 1, 0, 1)
-    df = linalg_ops.matmul(gt, _pad(_pad(cols, 0, 0, 1), 1, 0, 1))
-    return array_ops.reshape(array_ops.transpose(df[:, :kh * kw * c]), [kh, kw, c, f])
+    df = linalg_ops.matmul(array_ops.transpose(array_ops.reshape(g, [-1, f])), cols)
+    return array_ops.reshape(array_ops.transpose(df), [kh, kw, c, f])
 
 
 @gradient(ops.max_pool2d)
