@@ -35,7 +35,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from tfn.passes.lowering.common import affine_map, generic, index, parallel, reduction
-from tfn.passes.options import TASKS_PER_WORKER, VECTOR_BITS, VECTOR_REGISTERS, WORKERS
+from tfn.passes.options import TASKS_PER_WORKER, VECTOR_BITS, VECTOR_REGISTERS, WORKERS, Option, positive
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
@@ -45,7 +45,6 @@ from tfn.passes.walk import collect
 # MC from 32 to 256 made no difference.
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
-MIN_PARALLEL_FLOPS = 2 * 128 ** 3  # ~30 us single-threaded: well above the cost of a thread hand-off
 # The least work per task when a contraction is cut into more tasks than workers (~0.3 ms at 100 GFLOP/s): on a
 # machine shared with other processes a task waits for its thread to be scheduled, so tasks must stay long.
 MIN_TASK_FLOPS = 2 * 256 ** 3
@@ -64,6 +63,7 @@ class Tiles:
     workers: int
     tasks_per_worker: int = 1
     vector_lanes: int = 16  # f32 lanes of one vector register
+    min_parallel_flops: int = 2 * 256 ** 3  # the least work split over the workers (option min-parallel-flops)
 
     @staticmethod
     def for_target(vector_bits, vector_registers, workers, tasks_per_worker=1):
@@ -382,7 +382,7 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
     bp = _packed(_padded(b, batch + ([np_, kp] if b_transposed else [kp, np_])), nb, t, b_transposed)
     acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, fill, t.mr)
     flops = 2 * kp * _prod(_shape(acc))
-    big = t.workers > 1 and flops >= MIN_PARALLEL_FLOPS
+    big = t.workers > 1 and flops >= t.min_parallel_flops
     split = worker_split(_shape(acc), t.mr, t.workers, task_count(flops, t)) if big else None
     a = _padded(a, batch + ([kp, mp] if a_transposed else [mp, kp]))
     return _unpacked(_contract(a, bp, acc, t, t.mr, split, a_transposed), batch + [m, n])
@@ -482,14 +482,22 @@ def rewrite_conv(op, t):
         return acc
 
     out = tensor.EmptyOp([n, oh] + row_shape, ir.F32Type.get()).result
-    return _unpacked(_each_row(out, row, t.workers > 1 and _flops(op) >= MIN_PARALLEL_FLOPS), [n, oh, ow, nf])
+    return _unpacked(_each_row(out, row, t.workers > 1 and _flops(op) >= t.min_parallel_flops), [n, oh, ow, nf])
+
+
+# ~0.3 ms single-threaded. Waking an idle worker costs 20-50 us on a 2-core VM, and a caller whose worker is
+# descheduled waits for it: at 2 * 128^3 the digits CNN step had three such splits; at 2 * 256^3 its epoch took
+# 57 instead of 64 ms (same process, load ~4) and the MLP 784-256-256-10 step measured the same (1.19 vs 1.20 ms).
+MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
+                            "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
 
 
 @register("tfn-pack-matmul",
           "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling",
-          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER])
-def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker):
-    t = Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker)
+          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER, MIN_PARALLEL_FLOPS])
+def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker, min_parallel_flops):
+    t = dataclasses.replace(Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker),
+                            min_parallel_flops=min_parallel_flops)
     for op in collect(module_op, candidate):
         with ir.InsertionPoint(op), op.location:
             rewrite = {"linalg.conv_2d_nhwc_hwcf": rewrite_conv, "linalg.generic": rewrite_generic}.get(op.name,

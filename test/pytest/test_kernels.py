@@ -65,7 +65,9 @@ def test_matmul_fast_path_sizes():
 def test_matmul_worker_splits():
     """Big matmuls are split over the workers by panels (B padded, packed per worker; batched with an odd batch) or
     by rows; one whose rows and panels are both odd counts of tiles runs on one thread. All equal NumPy."""
-    shapes = [((100, 100), (100, 250)), ((256, 128), (128, 160)), ((3, 64, 96), (3, 96, 256)), ((120, 192), (192, 96))]
+    # each at least min-parallel-flops (2 x 256^3)
+    shapes = [((800, 100), (100, 250)), ((256, 512), (512, 160)), ((3, 256, 96), (3, 96, 256)),
+              ((120, 1536), (1536, 96))]
     arrays = [RNG.random(s, dtype=np.float32) - 0.5 for pair in shapes for s in pair]
     f = tfn.function(lambda *ab: [tfn.matmul(a, b) for a, b in zip(ab[::2], ab[1::2])])
     for got, a, b in zip(f(*arrays), arrays[::2], arrays[1::2]):

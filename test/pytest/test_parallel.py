@@ -22,7 +22,7 @@ def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy
     m = RNG.random((2049, 300), dtype=np.float32)
     row = RNG.random(300, dtype=np.float32)
     a, b = RNG.random((512, 256), dtype=np.float32) - 0.5, RNG.random((256, 256), dtype=np.float32) - 0.5
-    ba, bb = RNG.random((4, 128, 96), dtype=np.float32), RNG.random((4, 96, 128), dtype=np.float32)
+    ba, bb = RNG.random((4, 256, 96), dtype=np.float32), RNG.random((4, 96, 256), dtype=np.float32)
     small = RNG.random(1000, dtype=np.float32)
 
     @tfn.function

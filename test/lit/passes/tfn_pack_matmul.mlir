@@ -1,8 +1,9 @@
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1' | FileCheck %s
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1' | FileCheck %s --check-prefix=AVX2
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s --check-prefix=AVX2
 // RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
 // The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
-// 16 wide (two vectors) and the register tile 6 rows; with one worker nothing is split.
+// 16 wide (two vectors) and the register tile 6 rows; with one worker nothing is split. The small products here
+// are split because min-parallel-flops is lowered to 2 x 128^3 (the default, 2 x 256^3, keeps them on one thread).
 // AVX2-LABEL: func.func @matmul
 // AVX2: tensor.pad %{{.*}} low[0, 0] high[2, 14]
 // AVX2: linalg.pack {{.*}} inner_tiles = [16] {{.*}}tfn.tiles = [array<i64: 1, 4, 16>]} : tensor<72x144xf32> -> tensor<9x72x16xf32>
@@ -12,7 +13,7 @@
 // AVX2: tfn.kernel = "contract", tfn.split = array<i64: 0, 8, 0, 0>
 // ONE-NOT: tfn.split
 // ONE-NOT: scf.forall
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2' | FileCheck %s --check-prefix=TASKS
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 min-parallel-flops=4194304' | FileCheck %s --check-prefix=TASKS
 // By default a big contraction is cut into up to 4 tasks per worker, none under 2 * 256**3 flops: 2 * 512**3 flops
 // in 8 tasks of two 32-wide panels each; 2 * 64 * 256 * 128 flops stay at one task per worker.
 // TASKS-LABEL: func.func @matmul_split

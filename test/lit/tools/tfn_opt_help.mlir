@@ -44,6 +44,7 @@
 // OPTS-NEXT: {{^ +}}vector-registers=<uint>{{ +}}number of vector registers {{.*}}[here: {{16|32}}]
 // OPTS-NEXT: {{^ +}}workers=<uint>
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>{{ +}}parallel tasks per worker thread {{.*}}[here: 4]
+// OPTS-NEXT: {{^ +}}min-parallel-flops=<uint>{{ +}}least flops of a contraction split {{.*}}[here: 33554432]
 // OPTS: --tfn-parallelize{{ +}}Tile big static linalg
 // OPTS-NEXT: {{^ +}}workers=<uint>
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
