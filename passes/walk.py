@@ -21,3 +21,21 @@ def tfn_ops(root):
 
 def funcs(root):
     return collect(root, lambda op: op.name == "func.func")
+
+
+def replace_declared_calls(root, attr, emit):
+    """Replace each func.call of a func.func declaration carrying attribute `attr` by the values
+    emit(call, declaration) builds (at the call, with its location), then erase those declarations."""
+    decls = {fn.attributes["sym_name"].value: fn for fn in funcs(root) if attr in fn.attributes}
+    if not decls:
+        return
+    calls = collect(root, lambda o: o.name == "func.call" and ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+                    in decls)
+    for call in calls:
+        with ir.InsertionPoint(call), call.location:
+            new = emit(call, decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value])
+        for old, value in zip(call.results, new):
+            old.replace_all_uses_with(value)
+        call.erase()
+    for fn in decls.values():
+        fn.erase()

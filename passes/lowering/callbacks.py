@@ -37,7 +37,7 @@ from tfn.dialects.abi import (
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import lowering
-from tfn.passes.walk import collect
+from tfn.passes.walk import collect, replace_declared_calls
 
 # OpDef -> pattern, used instead of the op's own pattern when an operand or result is a string tensor
 STRING_PATTERNS = {}
@@ -187,24 +187,14 @@ def has_strings(*type_lists):
 
 def lower_site_calls(module_op):
     """Replace each func.call of a `tfn.site` declaration by its callback, then erase the declarations."""
-    decls = {fn.attributes["sym_name"].value: fn for fn in collect(module_op, lambda o: o.name == "func.func")
-             if SITE_ATTR in fn.attributes}
-    if not decls:
-        return
-    calls = collect(module_op, lambda o: o.name == "func.call" and
-                    ir.FlatSymbolRefAttr(o.attributes["callee"]).value in decls)
-    for call in calls:
-        site = ir.IntegerAttr(decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-                              .attributes[SITE_ATTR]).value
-        in_types = [TensorType.from_mlir(v.type) for v in call.operands]
-        out_types = [TensorType.from_mlir(r.type) for r in call.results]
-        with ir.InsertionPoint(call), call.location:
-            new = emit_callback(call, site, list(call.operands), in_types, out_types)
-        for old, value in zip(call.results, new):
-            old.replace_all_uses_with(value)
-        call.erase()
-    for fn in decls.values():
-        fn.erase()
+    replace_declared_calls(module_op, SITE_ATTR, _site_call)
+
+
+def _site_call(call, decl):
+    site = ir.IntegerAttr(decl.attributes[SITE_ATTR]).value
+    in_types = [TensorType.from_mlir(v.type) for v in call.operands]
+    out_types = [TensorType.from_mlir(r.type) for r in call.results]
+    return emit_callback(call, site, list(call.operands), in_types, out_types)
 
 
 def callback_ops(module_op):

@@ -34,7 +34,7 @@ from tfn.dialects.abi import (
 )
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import callbacks
-from tfn.passes.walk import collect
+from tfn.passes.walk import replace_declared_calls
 
 
 def _i64():
@@ -166,19 +166,9 @@ def _take(call):
 
 def lower_dataset_calls(module_op):
     """Replace each func.call of a `tfn.dataset` declaration by the code above, then erase the declarations."""
-    decls = {fn.attributes["sym_name"].value: fn for fn in collect(module_op, lambda o: o.name == "func.func")
-             if DATASET_ATTR in fn.attributes}
-    if not decls:
-        return
-    calls = collect(module_op, lambda o: o.name == "func.call" and
-                    ir.FlatSymbolRefAttr(o.attributes["callee"]).value in decls)
-    for call in calls:
-        kind, loop, site, *ranks = ir.DenseI64ArrayAttr(
-            decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value].attributes[DATASET_ATTR])
-        with ir.InsertionPoint(call), call.location:
-            new = _fetch(call, loop, site, ranks) if kind == DATASET_FETCH else _take(call)
-        for old, value in zip(call.results, new):
-            old.replace_all_uses_with(value)
-        call.erase()
-    for fn in decls.values():
-        fn.erase()
+    replace_declared_calls(module_op, DATASET_ATTR, _dataset_call)
+
+
+def _dataset_call(call, decl):
+    kind, loop, site, *ranks = ir.DenseI64ArrayAttr(decl.attributes[DATASET_ATTR])
+    return _fetch(call, loop, site, ranks) if kind == DATASET_FETCH else _take(call)
