@@ -136,20 +136,7 @@ class FuncGraph:
         """The MLIR location of the user's expression running now (file, line and column)."""
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
-        # The innermost frame outside tfn (user_frame, written out: this runs twice per traced `x * 2.0`), from
-        # the caller's caller (this method's callers are tfn's).
-        f = sys._getframe(2)
-        internal, external = _INTERNAL_FILES, _EXTERNAL_FILES
-        while f is not None:
-            name = f.f_code.co_filename
-            if name in internal:
-                f = f.f_back
-            elif name in external:
-                break
-            elif name.startswith(_TFN_DIRS):
-                internal.add(name)
-            else:
-                external.add(name)
+        f = user_frame(3)  # from the caller's caller: this method's callers are tfn's
         if f is None:
             return ir.Location.unknown()
         # One location per code position: an op and the constants of its Python operands share it, and a loop
