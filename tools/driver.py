@@ -25,8 +25,38 @@ def parse(ctx, name, first, lines):
     except ir.MLIRError as e:
         if "single top-level operation" not in str(e):
             raise
-    wrapped = ("\n" * (first - 2) + "module {\n" if first > 1 else "module {") + text + "\n}"
+    k = _first_op_line(lines)
+    if k == 0:
+        wrapped = ("\n" * (first - 2) + "module {\n" if first > 1 else "module {") + text + "\n}"
+    else:  # attribute/type aliases stay in front of the wrapper, whose `{` ends the last alias line
+        head = lines[:k]
+        j = max((i for i, line in enumerate(head) if line.strip() and "//" not in line), default=None)
+        if j is None:
+            head, body = head, ["module {" + lines[k]] + lines[k + 1:]
+        else:
+            head, body = head[:j] + [head[j] + " module {"] + head[j + 1:], lines[k:]
+        wrapped = "\n" * (first - 1) + "\n".join(head + body) + "\n}"
     return ir.Operation.parse(wrapped, source_name=name, context=ctx)
+
+
+_ALIAS = re.compile(r"\s*[#!][\w.$-]+\s*=")
+
+
+def _first_op_line(lines):
+    """Index of the chunk's first line after its leading attribute/type alias definitions (`#map = ...`,
+    `!t = ...`, their indented continuation lines, blank lines and comments); 0 when it has none."""
+    in_alias, first = False, 0
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if _ALIAS.match(line):
+            in_alias, first = True, i + 1
+        elif in_alias and line[:1].isspace():
+            first = i + 1
+        else:
+            return first if in_alias else 0
+    return first if in_alias else 0
 
 
 # Text the wheels' MLIR parser aborts on (an assertion, not a diagnostic): a dense array of `index` elements

@@ -167,3 +167,15 @@ def test_every_pass_and_pipeline_has_a_lit_test_named_like_it():
     names = list(all_passes()) + list(PIPELINES)
     missing = [n for n in names if not os.path.exists(os.path.join(LIT_PASSES, n.replace("-", "_") + ".mlir"))]
     assert not missing, f"passes/pipelines without test/lit/passes/<name>.mlir: {missing}"
+
+
+def test_aliases_in_front_of_an_implicit_module(write):
+    """Attribute and type aliases at the top of a file of bare ops stay outside the implicit module (they may not
+    be inside one), and diagnostics keep the file's own line numbers."""
+    text = ("#map = affine_map<(d0) -> (d0)>\n// a comment\n!t = tensor<4xf32>\n"
+            "func.func @f(%a: !t) -> !t {\n  %0 = \"tfn.exp\"(%a) : (!t) -> !t\n  return %0 : !t\n}\n")
+    rc, out, err = tfn_opt(write(text))
+    assert rc == 0, err
+    assert "tfn.exp" in out and "tensor<4xf32>" in out
+    rc, out, err = tfn_opt(write(text.replace("return %0 : !t", "return %0 : tensor<3xf32>")))
+    assert rc == 1 and ":6:10: error: use of value '%0' expects different type" in err
