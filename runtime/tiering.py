@@ -12,7 +12,7 @@ loads it and hands the new Executable to the listeners (the ConcreteFunction swa
 Both tiers come from the same LLVM-dialect module and differ only in LLVM's optimisation level, which keeps the
 results (no fast-math flags are set where it would change them). A failed optimised build leaves the quick code
 in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
-its parent, so a killed process leaves no half-built files behind.
+its parent (through its stdin), so a killed process leaves no half-built files behind.
 
 Off with TFN_TIERED_COMPILATION=0 or tfn.config.set_tiered_compilation(False): every build is then optimised at
 once, as before.
@@ -33,6 +33,7 @@ ENV = "TFN_TIERED_COMPILATION"
 # 60 at O0; the MLP training step: ~140 KB, 1,000 ms at O3, 320 at O0).
 QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
+_COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optimize_worker.py")
 _setting = [None]  # set_enabled's choice; None: TFN_TIERED_COMPILATION decides (default on)
 _lock = threading.Lock()
@@ -100,13 +101,14 @@ class Upgrade:
         mlir_dir = _mlir_site()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [mlir_dir, env.get("PYTHONPATH")]))
-        argv = [sys.executable, "-P", _WORKER, str(os.getpid()), self._module_path, obj, "3",
+        argv = [sys.executable, "-P", _WORKER, self._module_path, obj, "3",
                 os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
         with _lock:
             _pending.append(self)
         try:
-            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, env=env)
+            with open(os.path.join(self._work, "stderr"), "wb") as err:
+                self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                              env=env)
         except OSError as e:
             self._finish(error=CompileError(f"the optimised build of '{self.name}' could not start: {e}"))
             return
@@ -117,13 +119,13 @@ class Upgrade:
     def _collect(self, obj, load):
         exe = error = None
         try:
-            _, err = self._proc.communicate()  # the GIL is released while the child works
+            said = self._proc.stdout.readline()  # `done`, or nothing if it failed; the GIL is free meanwhile
             if self._cancelled:
                 return
-            if self._proc.returncode != 0 or not os.path.exists(obj):
-                detail = err.decode(errors="replace").strip()[-2000:]
+            if said != b"done\n" or not os.path.exists(obj):
+                self._proc.wait()
                 raise CompileError(f"the optimised build of '{self.name}' failed (exit status "
-                                   f"{self._proc.returncode})" + (f":\n{detail}" if detail else ""))
+                                   f"{self._proc.returncode})" + _tail(os.path.join(self._work, "stderr")))
             so = os.path.join(self._work, "a.so")
             failure = compiler.Link(so, obj, self._libs.link).wait()
             if failure is not None:
@@ -139,7 +141,18 @@ class Upgrade:
             error = CompileError(f"the optimised build of '{self.name}' failed: {type(e).__name__}: {e}")
         finally:
             shutil.rmtree(self._work, ignore_errors=True)
+            self._release()
             self._finish(exe, error)
+
+    def _release(self):
+        """Tell the child its files are collected (else it removes them) and let it exit."""
+        try:
+            self._proc.stdin.write(_COLLECTED)
+            self._proc.stdin.close()
+        except OSError:  # it has exited already
+            pass
+        self._proc.wait()
+        self._proc.stdout.close()
 
     def _finish(self, exe=None, error=None):
         with self._listening:
@@ -208,6 +221,16 @@ def wait(timeout=None):
     if first_error is not None:
         raise first_error
     return True
+
+
+def _tail(path):
+    """`:` and the end of a failed child's error output, or nothing."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read()[-2000:].decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return f":\n{text}" if text else ""
 
 
 def _mlir_site():
