@@ -17,6 +17,9 @@ import shutil
 import sys
 import threading
 
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
 COLLECTED = b"collected"
 
 
@@ -37,9 +40,6 @@ def main(argv):
             ctypes.CDLL(lib, mode=os.RTLD_GLOBAL)
         except OSError:  # as in the parent (toolchain.load_tls_runtime): the engine names what it then misses
             pass
-    from mlir import ir
-    from mlir.execution_engine import ExecutionEngine
-
     with open(module_path, "rb") as f:
         data = f.read()
     with ir.Context():
