@@ -88,7 +88,7 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
                          source=artifact.name)
     if upgrade is not None:
         exe.upgrade = upgrade
-        upgrade.start(load)
+        upgrade.collect(load)
     return exe
 
 

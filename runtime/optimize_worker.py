@@ -34,6 +34,10 @@ def _watch_parent(folder):
 
 def main(argv):
     module_path, out, level, preloads, jit_libs = argv
+    try:
+        os.nice(10)  # the parent's quick build and calls first, where they compete for a core
+    except OSError:
+        pass
     threading.Thread(target=_watch_parent, args=(os.path.dirname(out),), daemon=True).start()
     for lib in filter(None, preloads.split(os.pathsep)):
         try:

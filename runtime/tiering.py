@@ -74,13 +74,15 @@ def plan(lowered, k, target, name):
     if small:
         shutil.rmtree(work, ignore_errors=True)
         return None
-    return Upgrade(name, k, work, path, libs)
+    upgrade = Upgrade(name, k, work, path, libs)
+    upgrade.launch()  # it works while this process builds the quick code
+    return upgrade
 
 
 class Upgrade:
-    """The optimised build of one function: started by `start(load)` after its quick code is loaded; `load(artifact)`
-    makes the Executable of the optimised artifact. `executable` (once ready), `error` (a CompileError if it
-    failed), `seconds` (from start to ready or failed)."""
+    """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
+    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
     def __init__(self, name, k, work, module_path, libs):
         self.name, self._key, self._work, self._module_path, self._libs = name, k, work, module_path, libs
@@ -89,19 +91,18 @@ class Upgrade:
         self._listeners = []
         self._listening = threading.Lock()
         self._proc = self._thread = None
+        self._object = os.path.join(work, "a.o")
         self._cancelled = False
         self._pid = os.getpid()
 
-    def start(self, load):
-        """Start the child process and the thread collecting its object."""
+    def launch(self):
+        """Start the child process (at low priority: the caller's quick build and calls come first)."""
         import subprocess  # start-up cost: a tiered build happens on a cache miss only
 
         self._started = time.perf_counter()
-        obj = os.path.join(self._work, "a.o")
-        mlir_dir = _mlir_site()
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [mlir_dir, env.get("PYTHONPATH")]))
-        argv = [sys.executable, "-P", _WORKER, self._module_path, obj, "3",
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_mlir_site(), env.get("PYTHONPATH")]))
+        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
                 os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
         with _lock:
             _pending.append(self)
@@ -111,9 +112,13 @@ class Upgrade:
                                               env=env)
         except OSError as e:
             self._finish(error=CompileError(f"the optimised build of '{self.name}' could not start: {e}"))
+
+    def collect(self, load):
+        """Start the thread collecting the child's object: linked, stored, loaded by `load(artifact)`."""
+        if self._proc is None:  # it could not start: wait() reports that
             return
-        self._thread = threading.Thread(target=self._collect, args=(obj, load), name=f"tfn-optimise-{self.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._collect, args=(self._object, load),
+                                        name=f"tfn-optimise-{self.name}", daemon=True)
         self._thread.start()
 
     def _collect(self, obj, load):
@@ -181,8 +186,11 @@ class Upgrade:
         return self._done.wait(timeout)
 
     def discard(self):
-        """Drop a build never started (its quick code failed to build)."""
-        shutil.rmtree(self._work, ignore_errors=True)
+        """Stop a build whose quick code failed to build (no Executable will adopt it)."""
+        self.cancel()
+        with _lock:
+            if self in _pending:
+                _pending.remove(self)
 
     def cancel(self):
         """Stop the build: kill the child, let the thread remove its files."""
@@ -194,6 +202,8 @@ class Upgrade:
                 pass
         if self._thread is not None:
             self._thread.join(10)
+        elif self._proc is not None:
+            self._release()
         shutil.rmtree(self._work, ignore_errors=True)
 
 
