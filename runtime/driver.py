@@ -83,9 +83,14 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
 
     with module.context:
         artifact, scratch, upgrade = _artifact(module, options, symbol, name, tiered and options.opt_level is None)
-    with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-        exe = Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error, handlers=handlers,
-                         source=artifact.name)
+    try:
+        with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
+            exe = Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error,
+                             handlers=handlers, source=artifact.name)
+    except BaseException:
+        if upgrade is not None:
+            upgrade.discard()
+        raise
     if upgrade is not None:
         exe.upgrade = upgrade
         upgrade.collect(load)
