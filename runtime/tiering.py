@@ -208,9 +208,11 @@ class Upgrade:
 
 
 def pending():
-    """This process's optimised builds started and not yet waited for."""
+    """This process's optimised builds started and not yet waited for (a forked child has none: its parent's
+    threads and children are not its own)."""
+    pid = os.getpid()
     with _lock:
-        return list(_pending)
+        return [u for u in _pending if u._pid == pid]
 
 
 def wait(timeout=None):
@@ -254,5 +256,5 @@ def _mlir_site():
 def _stop_at_exit():
     """Kill the builds in flight (their code would only be stored for a later process: not worth delaying exit)."""
     for upgrade in pending():
-        if upgrade._pid == os.getpid() and not upgrade.done():
+        if not upgrade.done():
             upgrade.cancel()

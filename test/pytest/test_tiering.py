@@ -78,7 +78,8 @@ def test_a_training_step_gives_identical_results_in_both_tiers(tiered):
         assert a.dtype == b.dtype and np.array_equal(a, b)
     assert concrete._executable is optimised  # swapped in: later calls run the optimised code
     assert float(step(params, x, y)) < first
-    assert _stored(tiered) == [os.path.basename(optimised.source)]  # only the optimised code is stored
+    stored = _stored(tiered)  # the optimised code is stored, the quick code is not
+    assert os.path.basename(optimised.source) in stored and os.path.basename(quick.source) not in stored
 
 
 def test_the_fast_path_runs_the_optimised_code_after_the_swap():
