@@ -125,14 +125,19 @@ def test_py_function_callbacks_run_in_both_tiers():
 
 
 def test_datasets_give_the_same_elements_with_tiering_on_and_off():
+    rows = RNG.standard_normal((40, 3000)).astype(np.float32)
+
     def elements():
-        ds = tfn.data.Dataset.range(600).map(lambda i: tfn.cast(i, tfn.float32) * 0.5 + 1.0).batch(64)
+        ds = tfn.data.Dataset.from_tensor_slices(rows).map(lambda v: tfn.exp(v) * 0.5 + 1.0).batch(8)
         return [e.numpy() for e in ds]
 
     tiered_run = elements()
+    assert tiering.pending()  # the map function started on quick code
     tfn.config.wait_for_optimized_code()
     tfn.config.set_tiered_compilation(False)
-    assert all(np.array_equal(a, b) for a, b in zip(tiered_run, elements()))
+    untiered_run = elements()
+    assert len(tiered_run) == len(untiered_run) == 5
+    assert all(np.array_equal(a, b) for a, b in zip(tiered_run, untiered_run))
 
 
 def test_a_new_process_loads_the_optimised_code_from_the_cache(tiered):
@@ -255,3 +260,31 @@ def test_the_quick_code_is_not_stored(tiered):
     upgrade.wait()
     assert _stored(tiered) == [os.path.basename(upgrade.executable.source)]
     assert cache.lookup(upgrade._key) is not None
+
+
+def test_calls_from_threads_across_the_swap_all_give_the_same_results():
+    import threading
+
+    f = tfn.function(lambda a, b: tfn.nn.relu(tfn.matmul(a, b)) + 0.5)
+    a, b = tfn.constant(RNG.standard_normal((48, 64), dtype=np.float32)), tfn.constant(np.ones((64, 32), np.float32))
+    expected = f(a, b).numpy()
+    upgrade = f.get_concrete_function(a, b)._executable.upgrade
+    bad, calls = [], [0]
+
+    def caller():
+        while True:
+            done = upgrade.done()  # once done (and a few calls after), stop: the swap happened meanwhile
+            if not np.array_equal(f(a, b).numpy(), expected):
+                bad.append(1)
+            calls[0] += 1
+            if done:
+                return
+
+    threads = [threading.Thread(target=caller) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert tfn.config.wait_for_optimized_code() is True
+    assert not bad and calls[0] >= 3
+    assert f.get_concrete_function(a, b)._executable is upgrade.executable
