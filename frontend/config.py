@@ -1,5 +1,6 @@
 """`tfn.config`: run tfn.functions eagerly (for debugging), ask whether code runs eagerly, see the target CPU, turn
-tiered compilation on or off and wait for optimised code, list devices and set soft placement; `tfn.config.experimental`: GPU memory, device details, host<->device copy counts."""
+tiered compilation on or off and wait for optimised code, list devices and set soft placement;
+`tfn.config.experimental`: GPU memory, device details, host<->device copy counts."""
 import collections
 import types
 
