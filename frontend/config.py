@@ -1,12 +1,13 @@
-"""`tfn.config`: run tfn.functions eagerly (for debugging), ask whether code runs eagerly, see the target CPU, list
-devices and set soft placement; `tfn.config.experimental`: GPU memory, device details, host<->device copy counts."""
+"""`tfn.config`: run tfn.functions eagerly (for debugging), ask whether code runs eagerly, see the target CPU, turn
+tiered compilation on or off and wait for optimised code, list devices and set soft placement;
+`tfn.config.experimental`: GPU memory, device details, host<->device copy counts."""
 import collections
 import types
 
 from tfn import runtime
 from tfn.core import device_scope
 from tfn.core import graph as graph_mod
-from tfn.runtime import cuda_driver, devices
+from tfn.runtime import cuda_driver, devices, tiering
 
 _RUN_EAGERLY = [False]
 
@@ -31,6 +32,27 @@ def get_target():
     one line). Detected from the host once; TFN_TARGET_FEATURES (`native`, `avx512`, `avx2`, `sse`, `neon`) picks
     a lower instruction-set level, read when code is compiled."""
     return runtime.current_target()
+
+
+def set_tiered_compilation(enabled):
+    """Tiered compilation (on by default; TFN_TIERED_COMPILATION=0 turns it off): the first call of a big function
+    runs quickly generated code at once while its optimised code is built in a background process; later calls run
+    the optimised code once it is in place, and the artifact cache stores only that. Off, the first call waits for
+    the optimised code. `None` returns to the environment variable's choice. Affects functions compiled later."""
+    tiering.set_enabled(enabled)
+
+
+def get_tiered_compilation():
+    """Whether tiered compilation is on (see set_tiered_compilation)."""
+    return tiering.enabled()
+
+
+def wait_for_optimized_code(timeout=None):
+    """Wait until the optimised code of every function that started on quick code is in place (for benchmarks and
+    tests: steady-state timings then measure it). Returns False if `timeout` seconds passed first; raises the
+    InternalError of an optimised build that failed (its function keeps running its quick code, with the same
+    results)."""
+    return tiering.wait(timeout)
 
 
 # --- devices (core/device_scope.py places ops and functions; runtime/devices.py holds devices and copies) --------

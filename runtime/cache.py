@@ -140,6 +140,14 @@ def lookup(k):
     return found[0]
 
 
+def open_built(built_path):
+    """A built artifact as an Artifact, left where it is (not stored: quick code, runtime/tiering.py)."""
+    opened = _open_verified(built_path)
+    if opened is None:
+        raise OSError(f"the built artifact {built_path} cannot be opened")
+    return opened[0]
+
+
 def store(k, built_path):
     """Move a built artifact into the cache atomically; returns it as an Artifact opened before the move (so what
     is loaded is what was built), uncached when the cache is off or unwritable."""

@@ -83,32 +83,50 @@ def build_object(llvm_module, opt_level=3, target=None):
     return obj, work, libs
 
 
+class Libraries:
+    """The shared libraries code generation and linking of an LLVM-dialect module need: `preload` (loaded into the
+    process's global symbol scope before the JIT resolves symbols), `jit` (handed to the engine), `link` (the .so
+    is linked against them); `cuda`: the CUDA runtime (runtime/cuda_driver.py) when the module calls it."""
+
+    def __init__(self, llvm_module):
+        declared = declared_functions(llvm_module)
+        async_runtime = _uses_async_runtime(declared)
+        mpi = _uses_mpi(declared)
+        self.cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # NotFoundError without one
+        self.mpi = mpi
+        self.preload = [toolchain.TLS_RUNTIME, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
+        # the engine resolves every symbol: MPI's from the library mpi4py loaded
+        self.jit = ([toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []) + \
+            ([toolchain.mpi_library()] if mpi else [])
+        self.link = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
+                     *([toolchain.mpi_library()] if mpi else []),
+                     *([self.cuda.library] if self.cuda is not None else [])]
+        if async_runtime:
+            toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
+        toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
+
+
+def prepare(llvm_module, target=None):
+    """Ready `llvm_module` for code generation for `target` (default: target.current()): its functions get the
+    target's features; returns its Libraries."""
+    _set_target_features(llvm_module, target_mod.current() if target is None else target)
+    return Libraries(llvm_module)
+
+
 def _generate_object(llvm_module, opt_level, target):
     """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
     from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
 
-    _set_target_features(llvm_module, target_mod.current() if target is None else target)
+    libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
-    declared = declared_functions(llvm_module)
-    async_runtime = _uses_async_runtime(declared)
-    if async_runtime:
-        toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
-    toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
-    cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # likewise; NotFoundError without one
     try:
-        jit_libs = [toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []
-        if _uses_mpi(declared):  # the engine resolves every symbol: MPI's from the library mpi4py loaded
-            jit_libs.append(toolchain.mpi_library())
-        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=jit_libs, enable_pic=True)
+        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
         engine.dump_to_object_file(obj)
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    libs = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
-            *([toolchain.mpi_library()] if _uses_mpi(declared) else []),
-            *([cuda.library] if cuda is not None else [])]
-    return engine, obj, work, libs
+    return engine, obj, work, libs.link
 
 
 def driver_link_command(so, objs, libs, rpath=None, extra=()):

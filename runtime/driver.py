@@ -14,7 +14,7 @@ from tfn.dialects.errors import CompileError, InvalidArgumentError, Unimplemente
 from tfn.dialects.frozen import Frozen
 from tfn.passes import pipelines
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, compiler, cuda_driver, devices, toolchain
+from tfn.runtime import cache, compiler, cuda_driver, devices, tiering, toolchain
 from tfn.runtime.cachedir import read_fd
 from tfn.runtime.device_executable import DeviceExecutable
 from tfn.runtime.executable import Executable
@@ -63,25 +63,45 @@ def _chip(device):
     return "sm_80" if major == 8 else "sm_90"  # a newer GPU JIT-compiles the fatbin's PTX
 
 
-def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None):
+def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None,
+            tiered=True):
     """The Executable of function `symbol` of traced `module` (tfn dialect, left unchanged), from the artifact cache
     or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
     callback sites' handlers; name: the function's name in compile errors (default: symbol); device: a GPU
-    (runtime/devices.py) to compile for, giving a DeviceExecutable, or None / the CPU."""
+    (runtime/devices.py) to compile for, giving a DeviceExecutable, or None / the CPU.
+
+    tiered (and tiering on, opt level chosen per function): a big function not in the cache gets quick code, and
+    its optimised code is built in the background (runtime/tiering.py): the Executable's `upgrade` then says when
+    that is loaded (`upgrade.on_ready(fn)` hands it over)."""
     if device is not None and device.is_gpu:
         return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
+    on_error = error_describer(module, symbol, options)
+
+    def load(artifact):
+        return Executable(artifact.path, symbol, in_types, out_types, on_error=on_error, handlers=handlers,
+                          source=artifact.name)
+
     with module.context:
-        artifact, scratch = _artifact(module, options, symbol, name)
-    with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-        return Executable(artifact.path, symbol, in_types, out_types, scratch,
-                          on_error=error_describer(module, symbol, options), handlers=handlers, source=artifact.name)
+        artifact, scratch, upgrade = _artifact(module, options, symbol, name, tiered and options.opt_level is None)
+    try:
+        with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
+            exe = Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error,
+                             handlers=handlers, source=artifact.name)
+    except BaseException:
+        if upgrade is not None:
+            upgrade.discard()
+        raise
+    if upgrade is not None:
+        exe.upgrade = upgrade
+        upgrade.collect(load)
+    return exe
 
 
 def native_code(module, options=DEFAULT_OPTIONS, *, symbol, name=None):
     """The bytes of the shared object `compile` loads for function `symbol` of traced `module` (from the artifact
     cache, or built and stored there): what a saved model stores beside the function's IR."""
     with module.context:
-        artifact, scratch = _artifact(module, options, symbol, name)
+        artifact, scratch, _ = _artifact(module, options, symbol, name)
     with artifact:
         data = read_fd(artifact.fd, cache.ARTIFACT_MAX_BYTES)
     if scratch:
@@ -100,8 +120,10 @@ def native_fingerprint(options=DEFAULT_OPTIONS):
             "target": _option_key(3, on.cache_key(), options.target_key), "host": cache.host()}
 
 
-def _artifact(module, options, symbol, name):
-    """(the open cache.Artifact of `symbol` in `module`, a scratch folder to remove once loaded, or None)."""
+def _artifact(module, options, symbol, name, tiered=False):
+    """(the open cache.Artifact of `symbol` in `module`, a scratch folder to remove once loaded, or None, the
+    tiering.Upgrade building its optimised code, or None). tiered: a big function missing from the cache gets
+    quick code, not stored (runtime/tiering.py)."""
     level = options.opt_level
     if level is None:
         level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
@@ -109,11 +131,24 @@ def _artifact(module, options, symbol, name):
     # The key names the pipeline as given: the target's cache_key holds every fact its passes' option defaults
     # come from, and spelling the options out would import every pass on a cache hit (~200 ms).
     k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
-    artifact, scratch = cache.lookup(k), None
+    artifact, scratch, upgrade = cache.lookup(k), None, None
     if artifact is None:
         lowered = lower(module, options.pipeline, on, name or symbol)
-        artifact, scratch = compiler.build_and_store(lowered, k, level, on)
-    return artifact, scratch
+        if tiered and level == 3:
+            upgrade = tiering.plan(lowered, k, on, name or symbol)
+        if upgrade is not None:
+            try:
+                so, scratch = compiler.build_shared_object(lowered, tiering.QUICK_LEVEL, on)
+                artifact = cache.open_built(so)
+            except OSError as e:
+                shutil.rmtree(scratch, ignore_errors=True)
+                raise CompileError(f"the compiled function cannot be read back: {e}") from None
+            finally:
+                if artifact is None:
+                    upgrade.discard()
+        else:
+            artifact, scratch = compiler.build_and_store(lowered, k, level, on)
+    return artifact, scratch, upgrade
 
 
 def lower(module, pipeline, target, name):
@@ -154,10 +189,11 @@ def _compile_for_gpu_unchecked(module, options, symbol, in_types, out_types, nam
     options = options.replace(pipeline=gpu_pipeline(device),
                               target_key=f"{options.target_key};gpu-{backend}".lstrip(";"))
     if device.backend == devices.EMULATED:
-        exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name)
+        exe = compile(module, options, symbol=symbol, in_types=in_types, out_types=out_types, name=name,
+                      tiered=False)  # the DeviceExecutable keeps the code it wraps
         return DeviceExecutable(device, in_types, out_types, executable=exe)
     with module.context:
-        artifact, scratch = _artifact(module, options, symbol, name)
+        artifact, scratch, _ = _artifact(module, options, symbol, name)
     with artifact:
         exe = DeviceExecutable(device, in_types, out_types, so_path=artifact.path, symbol=symbol)
     if scratch:

@@ -57,7 +57,11 @@ class Executable:
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
         toolchain.load_tls_runtime()  # binds the error channel's emulated TLS (a lean-linked .so leaves it open)
         self.lib = ctypes.CDLL(so_path)
-        self.source = source or so_path  # the file the code came from (its cache entry; so_path may be a link)
+        # The file the code came from: its cache entry (so_path may be a link), or for quick code (runtime/tiering.py)
+        # the scratch file it was built in, removed once loaded.
+        self.source = source or so_path
+        # Quick code whose optimised Executable is being built (runtime/tiering.py's Upgrade), or None.
+        self.upgrade = None
         # The run-time error channel (dialects/abi.py): functions giving the calling thread's flag and details, or
         # None; on_error(code, details) -> message.
         self._slots = _slot_functions(self.lib)

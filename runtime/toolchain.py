@@ -17,6 +17,7 @@ MLIR_LIB = os.path.join(SITE, "mlir", "lib")
 LLVM_BIN = os.path.join(SITE, "llvm", "bin")
 C_RUNNER_UTILS = os.path.join(MLIR_LIB, "libmlir_c_runner_utils.so")
 ASYNC_RUNTIME = os.path.join(MLIR_LIB, "libmlir_async_runtime.so")
+TLS_RUNTIME = "libgcc_s.so.1"  # emulated TLS's __emutls_get_address (load_tls_runtime)
 
 
 @functools.lru_cache(maxsize=None)
@@ -34,7 +35,7 @@ def load_tls_runtime():
     symbol to the process."""
     if "tls" not in _LOADED:
         try:
-            _LOADED["tls"] = ctypes.CDLL("libgcc_s.so.1", mode=os.RTLD_GLOBAL)
+            _LOADED["tls"] = ctypes.CDLL(TLS_RUNTIME, mode=os.RTLD_GLOBAL)
         except OSError:
             _LOADED["tls"] = None
     return _LOADED["tls"]

@@ -338,6 +338,8 @@ def _restore(export_dir, m, files):
             executable = runtime.compile(module, symbol=entry["symbol"], in_types=in_types, out_types=out_types,
                                          handlers=handlers, name=entry["name"])
         c = RestoredConcrete(entry, ir_bytes, native, here, executable, variables, constants)
+        if getattr(executable, "upgrade", None) is not None:  # quick code: the optimised code replaces it when built
+            executable.upgrade.on_ready(lambda exe, c=c: setattr(c, "_executable", exe))
         c._module = module  # parsed already when compiled here
         holder["c"] = c
         concretes.append(c)

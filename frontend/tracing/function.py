@@ -127,6 +127,17 @@ class ConcreteFunction:
         run = _fast_runner(self)
         if run is not None:
             self._run_leaves = run  # shadows the method: cache hits go straight to the executable's plan
+        if self._executable.upgrade is not None:  # quick code: its optimised code replaces it once loaded
+            self._executable.upgrade.on_ready(self._adopt)
+
+    def _adopt(self, executable):
+        """Run `executable` (the optimised code of this trace, runtime/tiering.py) from now on. Each call reads the
+        executable, or the fast runner holding it, once: it runs one tier or the other, whole."""
+        self._executable = executable
+        if "_run_leaves" in self.__dict__:
+            run = _fast_runner(self)
+            if run is not None:
+                self._run_leaves = run
 
     @property
     def _stateful(self):

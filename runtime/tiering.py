@@ -1,0 +1,260 @@
+"""Tiered compilation: a big function's first call runs quick code while its optimised code is built aside.
+
+LLVM's O3 optimisation and code generation of a large function (a training step's ~12k LLVM instructions: ~1 s)
+is most of its first call, while its O0 code (a third of the time) runs nearly as fast: the hot kernels are
+vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
+(MIN_BYTES of bytecode or more) and would be built at O3 is built at QUICK_LEVEL and runs at once; the same module
+goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py) generating its O3 object. A thread of
+this process waits for the child (without the GIL), links the object and stores the .so in the artifact cache
+under the function's usual key (the quick code is never stored: a new process loads the optimised code at once),
+loads it and hands the new Executable to the listeners (the ConcreteFunction swaps it in: later calls run it).
+
+Both tiers come from the same LLVM-dialect module and differ only in LLVM's optimisation level, which keeps the
+results (no fast-math flags are set where it would change them). A failed optimised build leaves the quick code
+in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
+its parent (through its stdin), so a killed process leaves no half-built files behind.
+
+Off with TFN_TIERED_COMPILATION=0 or tfn.config.set_tiered_compilation(False): every build is then optimised at
+once, as before.
+"""
+import atexit
+import os
+import shutil
+import sys
+import threading
+import time
+
+from tfn.dialects.errors import CompileError
+from tfn.runtime import cache, compiler
+
+ENV = "TFN_TIERED_COMPILATION"
+# The quick tier's LLVM opt level, and the bytecode size of an LLVM-dialect module from which it is used: below,
+# O3 costs too little more than O0 for a second build to pay (a 1,000-op elementwise chain: ~30 KB, 80 ms at O3,
+# 60 at O0; the MLP training step: ~140 KB, 1,000 ms at O3, 320 at O0).
+QUICK_LEVEL = 0
+MIN_BYTES = 64 * 1024
+_COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optimize_worker.py")
+_setting = [None]  # set_enabled's choice; None: TFN_TIERED_COMPILATION decides (default on)
+_lock = threading.Lock()
+_pending = []  # this process's Upgrades not yet waited for
+
+
+def enabled():
+    """Whether big functions start on quick code (tfn.config.set_tiered_compilation, else TFN_TIERED_COMPILATION,
+    default on)."""
+    if _setting[0] is not None:
+        return _setting[0]
+    return os.environ.get(ENV, "1") != "0"
+
+
+def set_enabled(on):
+    """Turn tiered compilation on or off for the functions compiled from now on (None: as TFN_TIERED_COMPILATION
+    says)."""
+    _setting[0] = None if on is None else bool(on)
+
+
+def plan(lowered, k, target, name):
+    """The Upgrade building `lowered` (an LLVM-dialect module) at O3 in the background, or None when its code
+    should be optimised at once: tiering off, a small module, or one calling MPI or CUDA (their libraries are
+    this process's). Call with the module's context entered; the module gets the target's features."""
+    if not enabled() or not sys.executable:
+        return None
+    libs = compiler.prepare(lowered, target)
+    if libs.mpi or libs.cuda is not None:
+        return None
+    work = cache.scratch_dir()
+    path = os.path.join(work, "module.mlirbc")
+    try:
+        with open(path, "wb") as f:
+            lowered.operation.write_bytecode(f)
+        small = os.path.getsize(path) < MIN_BYTES
+    except OSError:
+        small = True
+    if small:
+        shutil.rmtree(work, ignore_errors=True)
+        return None
+    upgrade = Upgrade(name, k, work, path, libs)
+    upgrade.launch()  # it works while this process builds the quick code
+    return upgrade
+
+
+class Upgrade:
+    """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
+    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
+
+    def __init__(self, name, k, work, module_path, libs):
+        self.name, self._key, self._work, self._module_path, self._libs = name, k, work, module_path, libs
+        self.executable = self.error = self.seconds = None
+        self._done = threading.Event()
+        self._listeners = []
+        self._listening = threading.Lock()
+        self._proc = self._thread = None
+        self._object = os.path.join(work, "a.o")
+        self._cancelled = False
+        self._pid = os.getpid()
+
+    def launch(self):
+        """Start the child process (at low priority: the caller's quick build and calls come first)."""
+        import subprocess  # start-up cost: a tiered build happens on a cache miss only
+
+        self._started = time.perf_counter()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_mlir_site(), env.get("PYTHONPATH")]))
+        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
+                os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
+        with _lock:
+            _pending.append(self)
+        try:
+            with open(os.path.join(self._work, "stderr"), "wb") as err:
+                self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                              env=env)
+        except OSError as e:
+            self._finish(error=CompileError(f"the optimised build of '{self.name}' could not start: {e}"))
+
+    def collect(self, load):
+        """Start the thread collecting the child's object: linked, stored, loaded by `load(artifact)`."""
+        if self._proc is None:  # it could not start: wait() reports that
+            return
+        self._thread = threading.Thread(target=self._collect, args=(self._object, load),
+                                        name=f"tfn-optimise-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _collect(self, obj, load):
+        exe = error = None
+        try:
+            said = self._proc.stdout.readline()  # `done`, or nothing if it failed; the GIL is free meanwhile
+            if self._cancelled:
+                return
+            if said != b"done\n" or not os.path.exists(obj):
+                self._proc.wait()
+                raise CompileError(f"the optimised build of '{self.name}' failed (exit status "
+                                   f"{self._proc.returncode})" + _tail(os.path.join(self._work, "stderr")))
+            so = os.path.join(self._work, "a.so")
+            failure = compiler.Link(so, obj, self._libs.link).wait()
+            if failure is not None:
+                raise CompileError(f"linking the optimised code of '{self.name}' failed: {failure}")
+            if self._cancelled:
+                return
+            artifact = cache.store(self._key, so)
+            with artifact:
+                exe = load(artifact)
+        except CompileError as e:
+            error = e
+        except Exception as e:  # noqa: BLE001 -- whatever went wrong, the quick code keeps running; wait() says it
+            error = CompileError(f"the optimised build of '{self.name}' failed: {type(e).__name__}: {e}")
+        finally:
+            shutil.rmtree(self._work, ignore_errors=True)
+            self._release()
+            self._finish(exe, error)
+
+    def _release(self):
+        """Tell the child its files are collected (else it removes them) and let it exit."""
+        try:
+            self._proc.stdin.write(_COLLECTED)
+            self._proc.stdin.close()
+        except OSError:  # it has exited already
+            pass
+        self._proc.wait()
+        self._proc.stdout.close()
+
+    def _finish(self, exe=None, error=None):
+        with self._listening:
+            self.executable, self.error = exe, error
+            self.seconds = time.perf_counter() - self._started
+            listeners, self._listeners = self._listeners, None
+            self._done.set()
+        if exe is not None:
+            for fn in listeners:
+                fn(exe)
+
+    def on_ready(self, fn):
+        """Call fn(optimised Executable) once it is loaded (at once if it is already); never if the build fails."""
+        with self._listening:
+            if self._listeners is not None:
+                self._listeners.append(fn)
+                return
+        if self.executable is not None:
+            fn(self.executable)
+
+    def done(self):
+        return self._done.is_set()
+
+    def wait(self, timeout=None):
+        """Whether the build finished (ready or failed) within `timeout` seconds (None: however long it takes)."""
+        return self._done.wait(timeout)
+
+    def discard(self):
+        """Stop a build whose quick code failed to build (no Executable will adopt it)."""
+        self.cancel()
+        with _lock:
+            if self in _pending:
+                _pending.remove(self)
+
+    def cancel(self):
+        """Stop the build: kill the child, let the thread remove its files."""
+        self._cancelled = True
+        if self._proc is not None:
+            try:
+                self._proc.kill()
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(10)
+        elif self._proc is not None:
+            self._release()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+
+def pending():
+    """This process's optimised builds started and not yet waited for (a forked child has none: its parent's
+    threads and children are not its own)."""
+    pid = os.getpid()
+    with _lock:
+        return [u for u in _pending if u._pid == pid]
+
+
+def wait(timeout=None):
+    """Wait until every optimised build started so far is in place (or has failed); raise the CompileError of the
+    first that failed (each failure is reported once; its function keeps running its quick code). Returns whether
+    all finished within `timeout` seconds (None: no limit)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    first_error = None
+    for upgrade in pending():
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not upgrade.wait(left):
+            return False
+        with _lock:
+            if upgrade in _pending:
+                _pending.remove(upgrade)
+        if upgrade.error is not None and first_error is None:
+            first_error = upgrade.error
+    if first_error is not None:
+        raise first_error
+    return True
+
+
+def _tail(path):
+    """`:` and the end of a failed child's error output, or nothing."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read()[-2000:].decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return f":\n{text}" if text else ""
+
+
+def _mlir_site():
+    """The folder the MLIR bindings are imported from (the child imports the same ones)."""
+    from mlir import ir  # start-up cost: loaded already when a module is compiled
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(ir.__file__)))
+
+
+@atexit.register
+def _stop_at_exit():
+    """Kill the builds in flight (their code would only be stored for a later process: not worth delaying exit)."""
+    for upgrade in pending():
+        if not upgrade.done():
+            upgrade.cancel()
