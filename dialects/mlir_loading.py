@@ -8,14 +8,14 @@ imports at module level (DEFERRED) in `sys.modules`: `from mlir import ir` binds
 attribute missing from it (`ir.Context`, ...) runs the real module in it, once, under a lock. Attributes the
 import system sets (`__name__`, `__file__`, `__spec__`) are there from the start and load nothing.
 
-Symbols. The real load dlopens the extension modules with RTLD_LAZY: calls between the libraries bind when
-first made, and the thousands of functions a process never calls are never looked up (a quarter of loading
-MLIR). TensorFlow (and anything else that loads LLVM with RTLD_GLOBAL) puts its own copies of LLVM's symbols in
-the process's global scope; MLIR's extension modules loaded after it bind to those copies and crash in their
+Symbols. TensorFlow (and anything else that loads LLVM with RTLD_GLOBAL) puts its own copies of LLVM's symbols
+in the process's global scope; MLIR's extension modules loaded after it bind to those copies and crash in their
 initialisers (`import tensorflow; import tfn` was a segmentation fault). When LLVM is globally visible at the
-moment the first MLIR extension module loads, every MLIR extension module is loaded with RTLD_DEEPBIND as well:
-each library resolves its own symbols first. A finder first on `sys.meta_path` applies the flags, so they hold
-however MLIR is reached (a deferred module, `mlir.dialects.scf`, a user's own `import mlir.ir` after tfn's).
+moment the first MLIR extension module loads, every MLIR extension module is loaded with RTLD_DEEPBIND: each
+library resolves its own symbols first. A finder first on `sys.meta_path` applies the flag, so it holds however
+MLIR is reached (a deferred module, `mlir.dialects.scf`, a user's own `import mlir.ir` after tfn's). (RTLD_LAZY
+would save a quarter of loading MLIR, but with it a later ValueError raised by MLIR's bindings aborted the
+process in test_compile_driver.py: the flags are otherwise Python's.)
 """
 import ctypes
 import importlib.machinery
@@ -33,7 +33,7 @@ DEFERRED = ("mlir.ir", "mlir.dialects.arith", "mlir.dialects.func", "mlir.dialec
 
 _lock = threading.RLock()
 _running = set()  # names of the deferred modules whose code is running now (in the thread holding _lock)
-_flags = None  # the dlopen flags every MLIR extension module is loaded with, chosen when the first one loads
+_isolate = None  # whether MLIR's extension modules load with RTLD_DEEPBIND, decided when the first loads
 
 
 def llvm_already_global():
@@ -42,18 +42,20 @@ def llvm_already_global():
 
 
 class _ExtensionLoader:
-    """Loads one of MLIR's extension modules (`mlir._mlir_libs._*.so`) with tfn's dlopen flags."""
+    """Loads one of MLIR's extension modules (`mlir._mlir_libs._*.so`), isolated if need be (see above)."""
 
     def __init__(self, loader):
         self.loader = loader
 
     def create_module(self, spec):
-        global _flags
+        global _isolate
         with _lock:
-            if _flags is None:
-                _flags = os.RTLD_LAZY | (os.RTLD_DEEPBIND if llvm_already_global() else 0)
+            if _isolate is None:
+                _isolate = llvm_already_global()
+            if not _isolate:
+                return self.loader.create_module(spec)
             saved = sys.getdlopenflags()
-            sys.setdlopenflags(_flags)
+            sys.setdlopenflags(saved | os.RTLD_DEEPBIND)
             try:
                 return self.loader.create_module(spec)
             finally:
