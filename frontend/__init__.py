@@ -9,7 +9,7 @@ functions never needs them.
 """
 import importlib
 
-from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR isolated from a process-wide LLVM)
+from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR loads on first use, isolated if need be)
 
 # isort: split
 from tfn import (  # noqa: F401

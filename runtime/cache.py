@@ -6,7 +6,6 @@ IR, pipeline, options, toolchain and the host (its triple and CPU features: a ca
 loads code built for another CPU). The cache holds at most TFN_CACHE_MAX_BYTES; the least recently used entries go.
 """
 import functools
-import hashlib
 import itertools
 import os
 import platform
@@ -15,6 +14,7 @@ import tempfile
 
 from tfn.runtime import toolchain
 from tfn.runtime.cachedir import cache_dir, open_trusted, private_dir, read_fd, read_trusted, write_atomic
+from tfn.runtime.digest import sha256
 
 ARTIFACT_MAX_BYTES = 1 << 30  # a larger entry is refused (a loop device or a planted giant is not read)
 DEFAULT_MAX_BYTES = 1 << 30
@@ -25,7 +25,7 @@ _sizes = {}  # cache folder -> bytes of its entries as this process last counted
 
 def key(ir_text, pipeline, options=""):
     """The hash naming an artifact: the IR, the pipeline, options, tfn/MLIR/LLVM versions and the host."""
-    h = hashlib.sha256()
+    h = sha256()
     for part in (ir_text, pipeline, options, toolchain.versions(), host()):
         h.update(part.encode())
         h.update(b"\0")
@@ -111,7 +111,7 @@ def _open_verified(path, expected=None):
         data = read_fd(fd, ARTIFACT_MAX_BYTES)
     except OSError:
         data = None
-    digest = hashlib.sha256(data).hexdigest() if data is not None else None
+    digest = sha256(data).hexdigest() if data is not None else None
     if digest is None or (expected is not None and digest != expected):
         os.close(fd)
         return None

@@ -6,11 +6,12 @@ group/world write access turns the cache off, with one warning), and in it only 
 one else may write, opened once without following links, read through that descriptor with a size limit. A FIFO,
 a device, a link or an oversized file is a miss, never a hang or an exhausted memory.
 """
-import hashlib
 import os
 import stat
 import tempfile
 import warnings
+
+from tfn.runtime.digest import sha256
 
 MEMO_MAX_BYTES = 64 * 1024
 _warned = set()  # folders already warned about (once per process each)
@@ -125,7 +126,7 @@ def read_memo(name):
     if data is None:
         return None
     digest, _, text = data.partition(b"\n")
-    if hashlib.sha256(text).hexdigest().encode() != digest:
+    if sha256(text).hexdigest().encode() != digest:
         return None
     try:
         return text.decode()
@@ -140,6 +141,6 @@ def write_memo(name, text):
         return
     data = text.encode()
     try:
-        write_atomic(d, name + ".memo", hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
+        write_atomic(d, name + ".memo", sha256(data).hexdigest().encode() + b"\n" + data)
     except OSError:
         pass

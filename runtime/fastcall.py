@@ -6,7 +6,6 @@ refused (TFN_FASTCALL=0). Callers then use the ctypes path, which gives the same
 switch to the extension once it is there (runtime/executable.py).
 """
 import atexit
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -18,6 +17,7 @@ import time
 import numpy as np
 
 from tfn.runtime import cache, toolchain
+from tfn.runtime.digest import sha256
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fastcall.c")
 _lock = threading.Lock()
@@ -95,7 +95,7 @@ def _advance():
 
 def _key(source):
     """The cache key of the built extension: its source, the Python ABI, NumPy's version and the compiler."""
-    h = hashlib.sha256(source)
+    h = sha256(source)
     abi = importlib.machinery.EXTENSION_SUFFIXES[0]  # names the ABI, like sysconfig's SOABI (1 ms to load)
     for part in (sys.version, abi, np.__version__, toolchain.linker()):
         h.update(b"\0" + part.encode())

@@ -5,13 +5,13 @@ Unlike the artifact cache, such a folder may come from elsewhere: its files need
 proves the files are the ones the manifest names (not damaged, not truncated, not swapped for one another); it does
 not make the code trustworthy: whoever wrote the folder chose the manifest too.
 """
-import hashlib
 import os
 import stat
 import tempfile
 
 from tfn.runtime import cache, driver
 from tfn.runtime.cachedir import read_fd
+from tfn.runtime.digest import sha256
 from tfn.runtime.executable import Executable
 
 MAX_BYTES = 1 << 32  # a larger stored file is refused (a device or a planted giant is not read)
@@ -47,7 +47,7 @@ def read_checked(path, expected, max_bytes=MAX_BYTES):
         os.close(fd)
     if data is None:
         raise StoredFileError(path, "unreadable", f"grew beyond {max_bytes} bytes while read")
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256(data).hexdigest()
     if expected is not None and digest != expected:
         raise StoredFileError(path, "hash", f"is not the file its manifest names: its SHA-256 is {digest}, not "
                                             f"{expected} ({len(data)} bytes: truncated or changed)")

@@ -1,7 +1,6 @@
 """Where the MLIR/LLVM wheels keep their libraries and tools."""
 import ctypes
 import functools
-import hashlib
 import os
 import shutil
 import sys
@@ -11,6 +10,7 @@ import mlir.ir
 import tfn.dialects
 import tfn.passes
 from tfn.runtime import cachedir
+from tfn.runtime.digest import sha256
 
 SITE = os.path.dirname(os.path.dirname(os.path.abspath(mlir.ir.__file__)))  # (the wheels' site-packages)
 MLIR_LIB = os.path.join(SITE, "mlir", "lib")
@@ -63,11 +63,11 @@ def _source_digest():
     under a stamp of the files' names, sizes and modification times (what Python's .pyc check relies on)."""
     files = _source_files()
     stats = [(rel, os.stat(path)) for rel, path in files]
-    stamp = hashlib.sha256(repr([(rel, st.st_size, st.st_mtime_ns) for rel, st in stats]).encode()).hexdigest()
+    stamp = sha256(repr([(rel, st.st_size, st.st_mtime_ns) for rel, st in stats]).encode()).hexdigest()
     memo = cachedir.read_memo("source-" + stamp[:32])
     if memo is not None and len(memo) == 16 and all(c in "0123456789abcdef" for c in memo):
         return memo
-    h = hashlib.sha256()
+    h = sha256()
     for rel, path in files:
         with open(path, "rb") as f:
             h.update(rel.encode() + b"\0" + f.read())
@@ -186,7 +186,7 @@ def _link_stamp(cc):
     except OSError:
         return None
     parts = (os.path.realpath(path), st.st_size, st.st_mtime_ns, [os.environ.get(v) for v in _LINK_ENV])
-    return "ld-" + hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    return "ld-" + sha256(repr(parts).encode()).hexdigest()[:32]
 
 
 def _lean_linker(cc):

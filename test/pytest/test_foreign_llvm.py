@@ -33,3 +33,11 @@ def test_mlir_is_loaded_isolated_when_llvm_is_already_global():
 def test_import_tensorflow_then_tfn():
     # TensorFlow's LLVM and MLIR, loaded globally first, used to crash MLIR's extension modules on import
     assert _run("import tensorflow\n")[1] == "16.30969"
+
+
+def test_llvm_made_global_after_import_tfn_before_the_first_trace():
+    # MLIR loads at the first trace: the check for a global LLVM is made then, not at `import tfn`
+    import llvm
+    lib = os.path.join(os.path.dirname(llvm.__file__), "lib", "libLLVM.so")
+    prelude = f"import tfn\nimport ctypes\nctypes.CDLL({lib!r}, mode=ctypes.RTLD_GLOBAL)\n"
+    assert _run(prelude) == ["True", "16.30969"]

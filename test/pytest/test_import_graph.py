@@ -210,3 +210,12 @@ def test_data_keras_random_load_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["[]", "Dense Dataset uniform save ForwardAccumulator", "True True True",
                    "module 'tfn' has no attribute 'no_such_name'"]
+
+
+def test_hashlib_loads_with_the_first_digest():
+    """`import tfn` leaves hashlib (OpenSSL's libcrypto) unloaded (start-up cost); a compile's cache key loads it."""
+    code = ("import sys, tfn\n"
+            "print('hashlib' in sys.modules, '_hashlib' in sys.modules)\n"
+            "print(float(tfn.function(lambda x: x * 3.0)(tfn.constant(2.0))), 'hashlib' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["False False", "6.0 True"]
