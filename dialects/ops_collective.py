@@ -14,6 +14,8 @@ from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 from tfn.dialects.optable import define
 
 REDUCTIONS = ("sum", "max", "min", "prod")
+# The collective ops: effects (every replica takes part), never folded or removed as pure computations.
+COLLECTIVES = ("all_reduce", "broadcast", "all_gather")
 INSTALL_HINT = 'pip install "tfn[distribute]"  (or: pip install mpich mpi4py)'
 
 # The signature of an operand: ((dtype code * P + d0 + 1) * P + d1 + 1) ... wrapped to 62 bits, the same

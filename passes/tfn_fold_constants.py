@@ -3,20 +3,23 @@
 Tracing keeps every op a graph value, constants included, as TensorFlow does (a condition on `tf.constant(True)`
 stages a tensor `if`); folding them is the compiler's optimisation. The value comes from the op's reference
 kernel in the op table (the NumPy code eager execution runs), so a folded result equals the eager one. Left as
-they are: ops with effects (`tfn.print`), results of dynamic shape or over 1024 elements (a big constant would
-bloat the IR), and ops whose kernel fails on these operands (the compiled op reports the error when it runs).
+they are: ops with effects (`tfn.print`; the collectives, whose result holds the other replicas' values: folded,
+the exchange would run in the compiler and its sum be cached with the code), results of dynamic shape or over
+1024 elements (a big constant would bloat the IR), and ops whose kernel fails on these operands (the compiled op
+reports the error when it runs).
 """
 import numpy as np
 from mlir import ir
 
 from tfn.dialects import attrs as attr_codec
 from tfn.dialects import optable
+from tfn.dialects.ops_collective import COLLECTIVES
 from tfn.dialects.types import TensorType
 from tfn.passes.registry import register
 from tfn.passes.walk import tfn_ops
 
 _LIMIT = 1024  # elements of one folded result
-_EFFECTS = frozenset(("print",))
+_EFFECTS = frozenset(("print",) + COLLECTIVES)
 
 
 def _constant_operands(op, constants):

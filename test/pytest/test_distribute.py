@@ -67,6 +67,21 @@ def test_custom_loop_run_reduce_replica_context_and_dataset(tmp_path):
     assert r1["shards"].tolist() == [rows[2:5].tolist(), rows[7:10].tolist()]
 
 
+def test_a_collective_of_constants_is_exchanged_at_every_call_not_folded_by_the_compiler(tmp_path):
+    # Folded at compile time, the sum of 2 replicas' constants would be cached with the code (keyed by the IR,
+    # which holds only this replica's constant) and returned again in a job of another size.
+    cache = dict(os.environ, TFN_CACHE_DIR=str(tmp_path / "cache"))
+    out = str(tmp_path / "c")
+    cmd = [sys.executable, PROGRAMS, "constant", out]
+    proc = subprocess.run([MPIEXEC, "-n", "2"] + cmd, capture_output=True, text=True, timeout=HANG_GUARD, env=cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        np.testing.assert_array_equal(np.load(f"{out}.{rank}.npy"), [3.0])
+    alone = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD, env=cache)  # replica 0's IR
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    np.testing.assert_array_equal(np.load(f"{out}.0.npy"), [1.0])
+
+
 def test_mismatched_shapes_are_reported_by_every_replica(tmp_path):
     out = str(tmp_path / "m")
     proc = _run(["mismatch", out], n=2)

@@ -25,10 +25,11 @@ func.func @chain() -> (tensor<i1>, tensor<2xf32>, tensor<i32>, tensor<i32>) {
   return %g, %h, %u#0, %u#1 : tensor<i1>, tensor<2xf32>, tensor<i32>, tensor<i32>
 }
 
-// Left alone: an op with an operand that is not a constant, a print (an effect), a gather whose index is out of
-// range (the compiled op reports it when the function runs) and a result of over 1024 elements.
+// Left alone: an op with an operand that is not a constant, a print (an effect), a collective (an exchange with
+// the other replicas, whose values the compiler does not know), a gather whose index is out of range (the
+// compiled op reports it when the function runs) and a result of over 1024 elements.
 // CHECK-LABEL: func.func @kept
-func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>) {
+func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>, tensor<i32>, tensor<i32>, tensor<2xi32>) {
   %a = "tfn.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
   %p = "tfn.constant"() {value = dense<[1.5, 2.5, 3.5]> : tensor<3xf32>} : () -> tensor<3xf32>
   %bad = "tfn.constant"() {value = dense<7> : tensor<i32>} : () -> tensor<i32>
@@ -37,9 +38,16 @@ func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>)
   %s = "tfn.add"(%x, %a) : (tensor<i32>, tensor<i32>) -> tensor<i32>
   // CHECK: "tfn.print"
   "tfn.print"(%a) {prefix = "a: ", site = 0 : i64, stream = "stderr", suffix = "\0A", summarize = 3 : i64} : (tensor<i32>) -> ()
+  // CHECK: "tfn.all_reduce"
+  %r = "tfn.all_reduce"(%a) {reduction = "sum"} : (tensor<i32>) -> tensor<i32>
+  // CHECK: "tfn.broadcast"
+  %c = "tfn.broadcast"(%a) {root = 0 : i64} : (tensor<i32>) -> tensor<i32>
+  // CHECK: "tfn.all_gather"
+  %v = "tfn.constant"() {value = dense<[1]> : tensor<1xi32>} : () -> tensor<1xi32>
+  %ag = "tfn.all_gather"(%v) {replicas = 2 : i64} : (tensor<1xi32>) -> tensor<2xi32>
   // CHECK: "tfn.gather"
   %g = "tfn.gather"(%p, %bad) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<i32>) -> tensor<f32>
   // CHECK: "tfn.fill"
   %big = "tfn.fill"(%one) {shape = array<i64: 2000>} : (tensor<f32>) -> tensor<2000xf32>
-  return %s, %g, %big : tensor<i32>, tensor<f32>, tensor<2000xf32>
+  return %s, %g, %big, %r, %c, %ag : tensor<i32>, tensor<f32>, tensor<2000xf32>, tensor<i32>, tensor<i32>, tensor<2xi32>
 }

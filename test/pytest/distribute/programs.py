@@ -113,6 +113,15 @@ def fail(how):
     print("replica 0 finished: not expected", flush=True)
 
 
+def constant(out):
+    """A compiled all-reduce of a constant that differs by replica: each replica saves what the call returned."""
+    strategy = tfn.distribute.MultiWorkerMirroredStrategy()
+    value = np.array([strategy.rank + 1.0], np.float32)
+    ctx = tfn.distribute.ReplicaContext(strategy)
+    step = tfn.function(lambda: ctx.all_reduce("SUM", tfn.constant(value)))
+    np.save(f"{out}.{strategy.rank}.npy", step().numpy())
+
+
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode in ("mlp", "cnn"):
@@ -121,5 +130,7 @@ if __name__ == "__main__":
         custom_loop(out)
     elif mode == "mismatch":
         mismatch(out)
+    elif mode == "constant":
+        constant(out)
     else:
         fail(mode)
