@@ -2,8 +2,8 @@
 // RUN: tfn-opt %s --split-input-file --tfn-async-parallel=workers=4 | FileCheck %s --check-prefix=FOUR
 
 // A two-iteration scf.forall becomes a parallel compute function whose blocks the caller and workers - 1 async
-// tasks take from an atomic counter; the caller awaits the group of tasks only while a block is still running,
-// and the last holder of the counters frees them.
+// tasks take from an atomic counter; out of blocks, the caller spins a while on the count of finished blocks, then
+// awaits the group of tasks only while a block is still running; the last holder of the counters frees them.
 // CHECK-LABEL: func.func @halves
 // CHECK-NOT: scf.forall
 // CHECK: call @parallel_compute_fn_launch(%c2,
@@ -26,8 +26,9 @@
 // CHECK: call @async_execute_fn(%[[CTL]],
 // CHECK: call @mlirAsyncRuntimeAddTokenToGroup
 // CHECK: call @parallel_compute_fn_take(%[[CTL]],
-// CHECK: %[[DONE:.*]] = memref.atomic_rmw addi %c0_i64, %[[CTL]][%c1]
-// CHECK: %[[PENDING:.*]] = arith.cmpi slt, %[[DONE]]
+// CHECK: %[[SPIN:.*]]:2 = scf.while
+// CHECK: memref.atomic_rmw addi %c0_i64, %[[CTL]][%c1]
+// CHECK: %[[PENDING:.*]] = arith.cmpi slt, %[[SPIN]]#1
 // CHECK: cf.cond_br %[[PENDING]]
 // CHECK: call @mlirAsyncRuntimeAwaitAllInGroup(%[[GROUP]])
 // CHECK: call @tfn_release_blocks(%[[CTL]])
