@@ -266,7 +266,8 @@ MATMUL_TARGET = "tfn >= 0.9x the faster of NumPy and JAX"
 
 
 def case_matmul(fws, cfg):
-    """(c) float32 matmul n^3 in GFLOP/s, with NumPy at its default threads and at one thread."""
+    """(c) float32 matmul n^3 in GFLOP/s, with NumPy at its default threads and at one thread; then tfn with another
+    process busy on one CPU (matmul_busy_row)."""
     rows = []
     for n in (256, 1024) if cfg.big_matmul else (256,):
         a, b = rand(n, n), rand(n, n)
@@ -282,7 +283,71 @@ def case_matmul(fws, cfg):
                         ratio, note))
     if not cfg.big_matmul:
         rows.append(row("(c) matmul 1024^3 f32", "GFLOP/s", {}, MATMUL_TARGET, None, note="skipped with --quick"))
+    if len(os.sched_getaffinity(0)) > 1:
+        rows += [matmul_busy_row(fws, n, cfg) for n in ((256, 1024) if cfg.big_matmul else (256,))]
     return rows
+
+
+BUSY_LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+class _busy_cpu:
+    """While open, another process spins on one CPU of this process's (its last): a core taken by someone else."""
+
+    def __enter__(self):
+        cpu = max(os.sched_getaffinity(0))
+        self.proc = subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(cpu)])
+        time.sleep(SETTLE_S)
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class _one_cpu:
+    """While open, every thread of this process (tfn's worker threads included) runs on one CPU only."""
+
+    def __enter__(self):
+        cpu = min(os.sched_getaffinity(0))
+        self.saved = {}
+        for tid in map(int, os.listdir("/proc/self/task")):
+            try:
+                self.saved[tid] = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, {cpu})
+            except OSError:  # the thread ended meanwhile
+                pass
+        return self
+
+    def __exit__(self, *exc):
+        for tid, cpus in self.saved.items():
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:
+                pass
+
+
+BUSY_TARGET = "tfn >= 0.5x its 1-core speed with a CPU busy"
+
+
+def matmul_busy_row(fws, n, cfg):
+    """(c) tfn's matmul while another process spins on one of the CPUs, against its time on one CPU (all its threads
+    pinned there) and alone; NumPy alone and beside the busy process for comparison."""
+    a, b = rand(n, n), rand(n, n)
+    tfn_fn = next(fw for fw in fws if fw.name == "tfn compiled").callable(matmul, [a, b])
+    alone = median_time(tfn_fn, cfg)
+    with _one_cpu():
+        one = median_time(tfn_fn, cfg)
+    numpy_alone = median_time(lambda: a @ b, cfg)
+    with _busy_cpu():
+        busy = median_time(tfn_fn, cfg)
+        numpy_busy = median_time(lambda: a @ b, cfg)
+    ratio = one / busy
+    note = (f"speedup: tfn 1-CPU time / tfn time with a CPU busy; tfn alone {alone * 1e3:.3g} ms, on 1 CPU "
+            f"{one * 1e3:.3g} ms (busy / alone {busy / alone:.2f}x); NumPy alone {numpy_alone * 1e3:.3g} ms "
+            f"(busy / alone {numpy_busy / numpy_alone:.2f}x)")
+    return row(f"(c) matmul {n}^3 f32, a CPU busy", "ms", {"tfn compiled": busy, "NumPy": numpy_busy}, BUSY_TARGET,
+               ratio >= 0.5, ratio, note)
 
 
 def _conv_numpy(image, kernel, bias):

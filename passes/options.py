@@ -42,9 +42,10 @@ def one_of(*choices):
 # Options several passes share: the machine facts (defaults from the target)
 WORKERS = Option("workers", "worker threads a big kernel is split across (default: the cores available)",
                  lambda t: t.cores, positive)
-# A big kernel is cut into more tasks than there are workers: MLIR's async runtime hands them to whichever pool
-# thread is free, so a thread held up by another process leaves its share to the others instead of the whole call
-# waiting for it (a static two-way split waits for the slower half). The calling thread runs the first task only.
+# A big kernel is cut into more tasks than there are workers: the calling thread and the async runtime's pool
+# threads take them one at a time from a shared counter (tfn-async-parallel), so a thread held up by another process
+# leaves its share to the others instead of the whole call waiting for it (a static two-way split waits for the
+# slower half).
 TASKS_PER_WORKER = Option("tasks-per-worker", "parallel tasks per worker thread a big kernel is cut into (default: "
                           "4, dynamic load balance; 1 = one static part per worker)", lambda t: 4, positive)
 VECTOR_BITS = Option("vector-bits", "width of a vector register in bits (default: the target's)",

@@ -1,32 +1,195 @@
 """tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels on MLIR's async runtime.
 
-Upstream passes only: scf-forall-to-parallel, async-parallel-for (option `workers` threads, default: the cores
-available; min-task-size=1: a forall of tfn-parallelize or tfn-pack-matmul has one iteration per task, up to
-`tasks-per-worker` per worker, and async-parallel-for makes each a task of its own (it cuts a loop into at most 8
-blocks per worker with up to 4 workers); the convolution's loop over output rows has one per row and is cut into
-blocks of rows by async-parallel-for itself), async-to-async-runtime, the
-reference-counting passes and convert-async-to-llvm. They run only on modules holding an scf.forall:
-convert-async-to-llvm declares the whole runtime API in every module it sees, and a compiled library that calls
-the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM in a new process.
+Upstream passes lower the loops: scf-forall-to-parallel, then async-parallel-for (option `workers` threads, default:
+the cores available; min-task-size=1: a forall of tfn-parallelize or tfn-pack-matmul has one iteration per task, up
+to `tasks-per-worker` per worker, and async-parallel-for makes each a block of its own (it cuts a loop into at most
+8 blocks per worker with up to 4 workers); the convolution's loop over output rows has one per row and is cut into
+blocks of rows by async-parallel-for itself), which outlines the loop body as `parallel_compute_fn(block, ...)`.
+
+Upstream then hands out the blocks statically: the calling thread runs block 0 and waits for the others, each an
+async task of the runtime's thread pool. When another process holds a core, a pool thread may start its task
+milliseconds late while the caller, its own block done, only waits: a 2-way split ran slower than no split at all.
+So the blocks are handed out dynamically instead (take_blocks_text): the caller starts workers - 1 async tasks, then
+itself and every task take the next block from an atomic counter (`memref.atomic_rmw`) until none is left. A worker
+that starts late finds fewer blocks, or none. Out of blocks, the caller reads the count of finished ones for a
+while (SPINS: a worker's last block often ends meanwhile), then waits (async.await_all) only if a block it did not
+run is still being computed: a kernel whose pool thread never got a core returns as soon as the caller has run
+every block. The counters live in a small heap block that the last of the caller and its tasks to finish frees (a
+task may start after the kernel returned).
+
+Then async-to-async-runtime, the reference-counting passes and convert-async-to-llvm. They run only on modules
+holding an scf.forall: convert-async-to-llvm declares the whole runtime API in every module it sees, and a
+compiled library that calls the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM
+in a new process.
 """
+from mlir import ir
+from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 from tfn.passes.options import WORKERS
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
+DISPATCH = "async_dispatch_fn"  # the functions async-parallel-for outlines: the dispatcher and the loop body
+RELEASE = "tfn_release_blocks"
+# Reads of the count of finished blocks before the caller, out of blocks to take, blocks in async.await_all (~20 us:
+# about half a block of 2 x 128^3 flops). A worker finishing its last block in that time saves the caller a
+# wake-up (tens of us on the 2-core VM): 256^3 AVX2 matmul, the fastest call of ~1,800 at load 8, 0.32 ms without
+# the spin (never faster than one core), 0.21-0.22 ms with it; the medians, at the one-core time, did not move.
+SPINS = 3000
+
 
 def async_passes(workers):
-    """The upstream passes lowering scf.forall to tasks of the async runtime run by `workers` threads."""
-    return ("scf-forall-to-parallel", f"async-parallel-for{{num-workers={workers} min-task-size=1}}",
-            "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
-            "convert-async-to-llvm")
+    """The upstream passes lowering scf.forall to tasks of the async runtime run by `workers` threads, as two
+    pipelines: outlining (async-parallel-for), then lowering to the runtime (take_blocks runs in between)."""
+    return (("scf-forall-to-parallel", f"async-parallel-for{{num-workers={workers} min-task-size=1}}"),
+            ("async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
+             "convert-async-to-llvm"))
 
 
-@register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime (upstream async passes); "
-          "modules without scf.forall are left untouched", options=[WORKERS])
+# The control block of one kernel call, memref<3xi64>: [next block to take, blocks done, holders of the block].
+_RELEASE_TEXT = f"""
+func.func private @{RELEASE}(%ctl: memref<3xi64>) {{
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1 : i64
+  %minus = arith.constant -1 : i64
+  %before = memref.atomic_rmw addi %minus, %ctl[%c2] : (i64, memref<3xi64>) -> i64
+  %last = arith.cmpi eq, %before, %one : i64
+  scf.if %last {{
+    memref.dealloc %ctl : memref<3xi64>
+  }}
+  return
+}}
+"""
+
+
+def take_blocks_text(compute, arg_types, workers, release=False):
+    """Two functions for the loop body `compute(block, args...)`: `{compute}_take(ctl, n, args...)` runs blocks
+    taken from the counter until all n are taken, and `{compute}_launch(n, args...)` runs the n blocks on the caller
+    and up to workers - 1 async tasks, returning when all are done; with `release`, the text also defines the
+    function releasing the control block (else declares it)."""
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(arg_types))
+    args = ", ".join(f"%a{i}" for i in range(len(arg_types)))
+    types = ", ".join(str(t) for t in arg_types)
+    sep = ", " if arg_types else ""
+    return f"""
+func.func private @{compute}(index{sep}{types})
+{_RELEASE_TEXT if release else f"func.func private @{RELEASE}(memref<3xi64>)"}
+
+func.func private @{compute}_take(%ctl: memref<3xi64>, %n: index{sep}{params}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i64
+  %n64 = arith.index_cast %n : index to i64
+  %last = scf.while : () -> i64 {{
+    %i = memref.atomic_rmw addi %one, %ctl[%c0] : (i64, memref<3xi64>) -> i64
+    %more = arith.cmpi slt, %i, %n64 : i64
+    scf.condition(%more) %i : i64
+  }} do {{
+  ^bb0(%i: i64):
+    %block = arith.index_cast %i : i64 to index
+    func.call @{compute}(%block{sep}{args}) : (index{sep}{types}) -> ()
+    %done = memref.atomic_rmw addi %one, %ctl[%c1] : (i64, memref<3xi64>) -> i64
+    scf.yield
+  }}
+  return
+}}
+
+func.func private @{compute}_launch(%n: index{sep}{params}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %workers = arith.constant {workers} : index
+  %zero = arith.constant 0 : i64
+  %ctl = memref.alloc() : memref<3xi64>
+  %takers = arith.minsi %n, %workers : index
+  %holders = arith.index_cast %takers : index to i64
+  memref.store %zero, %ctl[%c0] : memref<3xi64>
+  memref.store %zero, %ctl[%c1] : memref<3xi64>
+  memref.store %holders, %ctl[%c2] : memref<3xi64>
+  %helpers = arith.subi %takers, %c1 : index
+  %group = async.create_group %helpers : !async.group
+  scf.for %h = %c1 to %takers step %c1 {{
+    %token = async.execute {{
+      func.call @{compute}_take(%ctl, %n{sep}{args}) : (memref<3xi64>, index{sep}{types}) -> ()
+      func.call @{RELEASE}(%ctl) : (memref<3xi64>) -> ()
+      async.yield
+    }}
+    %rank = async.add_to_group %token, %group : !async.token
+  }}
+  func.call @{compute}_take(%ctl, %n{sep}{args}) : (memref<3xi64>, index{sep}{types}) -> ()
+  %n64 = arith.index_cast %n : index to i64
+  %spins = arith.constant {SPINS} : index
+  %tries, %done = scf.while (%s = %c0) : (index) -> (index, i64) {{
+    %now = memref.atomic_rmw addi %zero, %ctl[%c1] : (i64, memref<3xi64>) -> i64
+    %running = arith.cmpi slt, %now, %n64 : i64
+    %young = arith.cmpi slt, %s, %spins : index
+    %again = arith.andi %running, %young : i1
+    scf.condition(%again) %s, %now : index, i64
+  }} do {{
+  ^bb0(%s: index, %now: i64):
+    %next = arith.addi %s, %c1 : index
+    scf.yield %next : index
+  }}
+  %pending = arith.cmpi slt, %done, %n64 : i64
+  cf.cond_br %pending, ^wait, ^finish
+^wait:
+  async.await_all %group
+  cf.br ^finish
+^finish:
+  func.call @{RELEASE}(%ctl) : (memref<3xi64>) -> ()
+  return
+}}
+"""
+
+
+def _callee(op):
+    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+
+
+def _owner(value):
+    owner = value.owner
+    return getattr(owner, "operation", owner)
+
+
+def take_blocks(module_op, workers):
+    """Replace each static dispatch of async-parallel-for (`create_group`, `call @async_dispatch_fn(group, 0, n,
+    args...)`, `await_all group`) by a call of `{compute}_launch(n, args...)` (take_blocks_text)."""
+    body = module_op.regions[0].blocks[0]
+    computes = {}  # dispatcher name -> the loop body it runs (its own first block, its last call)
+    for op in [o.operation for o in body.operations]:
+        name = ir.StringAttr(op.attributes["sym_name"]).value if op.name == "func.func" else ""
+        if name.startswith(DISPATCH):
+            computes[name] = [_callee(c) for c in collect(op, lambda c: c.name == "func.call")
+                              if not _callee(c).startswith(DISPATCH)][-1]
+            op.erase()
+    added = []
+    for call in collect(module_op, lambda op: op.name == "func.call" and _callee(op) in computes):
+        compute = computes[_callee(call)]
+        group, _, n, *args = call.operands
+        if f"{compute}_launch" not in added:
+            parsed = ir.Module.parse(take_blocks_text(compute, [a.type for a in args], workers, RELEASE not in added),
+                                     context=module_op.context)
+            for op in [o.operation for o in parsed.body.operations]:
+                if op.regions[0].blocks:  # not the declarations of the body and of the release function
+                    body.append(op.detach_from_parent())
+                    added.append(ir.StringAttr(op.attributes["sym_name"]).value)
+        awaits = [u.owner for u in group.uses if u.owner.name == "async.await_all"]
+        with ir.InsertionPoint(call), call.location:
+            func.CallOp([], f"{compute}_launch", [n, *args])
+        create = _owner(group)
+        for op in [call, *awaits]:
+            op.erase()
+        if create.name == "async.create_group" and not list(create.results[0].uses):
+            create.erase()
+
+
+@register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime, blocks taken dynamically "
+          "by the caller and the worker threads; modules without scf.forall are left untouched", options=[WORKERS])
 def async_parallel(module_op, workers):
     if not collect(module_op, lambda op: op.name == "scf.forall"):
         return
-    pm = PassManager.parse(f"builtin.module({','.join(async_passes(workers))})", context=module_op.context)
-    pm.run(module_op)
+    outline, lower = async_passes(workers)
+    PassManager.parse(f"builtin.module({','.join(outline)})", context=module_op.context).run(module_op)
+    take_blocks(module_op, workers)
+    PassManager.parse(f"builtin.module({','.join(lower)})", context=module_op.context).run(module_op)

@@ -5,10 +5,12 @@ panels Bp[n / NR][k][NR] (so the inner loop streams contiguous memory), one lina
 C3[m][n / NR][NR] += A[m][k] Bp[n / NR][k][NR], then collapsed and sliced back to [M, N]. With more than one worker
 (option `workers`, default: the cores available), a big contraction is tagged `tfn.split` with the scf.forall tile
 sizes that cut it into equal tasks (worker_split): up to `tasks-per-worker` (default 4) per worker, none smaller
-than MIN_TASK_FLOPS, so that MLIR's async runtime balances the load when a core is busy with another process.
+than MIN_TASK_FLOPS, taken one at a time by the calling thread and the workers (tfn-async-parallel), so that a core
+busy with another process slows the contraction by its share only.
 The register tile MR x NR follows the options `vector-bits` and `vector-registers` (defaults: the target's,
 passes/target.py): see Tiles.for_target; a product with no more output columns than one vector holds gets panels
-of one vector (for_columns).
+of one vector (for_columns), and with 16 registers a product whose rows 4 divides but 6 does not gets 4-row tiles
+(for_rows).
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
@@ -45,9 +47,11 @@ from tfn.passes.walk import collect
 # MC from 32 to 256 made no difference.
 MC, NC, KC = 128, 1024, 1024
 MIN_FLOPS = 2 * 64 ** 3        # below this the packing and compile time are not worth it
-# The least work per task when a contraction is cut into more tasks than workers (~0.3 ms at 100 GFLOP/s): on a
-# machine shared with other processes a task waits for its thread to be scheduled, so tasks must stay long.
-MIN_TASK_FLOPS = 2 * 256 ** 3
+# The least work per task when a contraction is cut into more tasks than workers (~40 us at 100 GFLOP/s). The
+# caller and the worker threads take tasks one by one from a shared counter (tfn-async-parallel), so a task costs
+# an atomic add, not a wake-up: small tasks bound what the caller waits for when a worker is descheduled in the
+# middle of one (a 256^3 product is cut into 8 tasks with 2 workers, a 1024^3 one into 8 as well).
+MIN_TASK_FLOPS = 2 * 128 ** 3
 # A convolution is unrolled tap by tap: a huge filter would make an IR so big that bufferization never ends, so
 # filters with more taps (7 x 7, a ResNet stem, is the largest common one) stay on the generic path.
 MAX_CONV_TAPS = 49
@@ -80,6 +84,16 @@ def for_columns(t, n):
     1.6x (AVX-512) and 2.75x (AVX2), 1024 x 512 @ 512 x 16 2.2x, 512 x 256 @ 256 x 10 1.4x faster; doubling MR
     instead (the same count of accumulators) measured no better."""
     return dataclasses.replace(t, nr=t.vector_lanes) if n <= t.vector_lanes < t.nr else t
+
+
+def for_rows(t, m):
+    """The tiles for a product with m rows (A's, C's): with 16 registers, when 6 does not divide m but 4 does (256,
+    1024: most sizes), register tiles of 4 rows (8 accumulators) instead of 6, so that A is not copied into a
+    zero-padded matrix on every call nor C sliced out of a padded one. Measured on one core (AVX2 code, AMD EPYC,
+    interleaved with NumPy's OpenBLAS Haswell kernel): 4 x 16 and 6 x 16 ran equally fast on 256^3 (104-108
+    GFLOP/s) and 1024^3 (76-81), while the padded copies of A and C (256 KiB each at 256^3) run on the calling
+    thread alone, outside the split."""
+    return dataclasses.replace(t, mr=4) if t.mr == 6 and m % 6 and m % 4 == 0 else t
 
 
 DEFAULT_MAPS = ("[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
@@ -377,7 +391,7 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
     batch = sa[:nb]
     m, k = (sa[nb + 1], sa[nb]) if a_transposed else (sa[nb], sa[nb + 1])
     n = sb[nb] if b_transposed else sb[nb + 1]
-    t = for_columns(t, n)
+    t = for_rows(for_columns(t, n), m)
     mp, np_, kp = round_up(m, t.mr), round_up(n, t.nr), round_up(k, t.kr)
     bp = _packed(_padded(b, batch + ([np_, kp] if b_transposed else [kp, np_])), nb, t, b_transposed)
     acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, fill, t.mr)

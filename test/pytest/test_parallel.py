@@ -2,11 +2,14 @@
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
+import pytest
 from opcheck import assert_close
 
 import tfn
+from tfn.passes import target
 
 RNG = np.random.default_rng(5)
 
@@ -40,6 +43,43 @@ def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy
     concrete = f.get_concrete_function(x, m, row, a, b, ba, bb, small)
     assert concrete.ir("bufferized").count("scf.forall") >= 5
     assert "mlirAsyncRuntimeExecute" in concrete.ir("llvm")
+
+
+@pytest.mark.parametrize("level", ["avx512", "avx2"])
+def test_tasks_taken_dynamically_match_numpy_on_odd_sizes_from_several_threads(monkeypatch, level):
+    """The caller and the worker threads take a kernel's tasks from a shared counter (tfn-async-parallel): a matmul
+    with odd K and N cut into 8 row blocks and an elementwise chain of an odd length cut into 3 uneven parts give
+    NumPy's results, also when four Python threads call the function at once (each call its own counter)."""
+    try:
+        target.target_for(level)
+    except ValueError:
+        pytest.skip(f"this machine cannot run {level} code")
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    a, b = RNG.random((384, 301), dtype=np.float32) - 0.5, RNG.random((301, 515), dtype=np.float32) - 0.5
+    x = RNG.random(1_000_003, dtype=np.float32)
+    f = tfn.function(lambda a, b, x: (tfn.matmul(a, b), x * 3.0 - tfn.exp(x)))
+    want = (a @ b, x * np.float32(3.0) - np.exp(x))
+    concrete = f.get_concrete_function(a, b, x)
+    bufferized = concrete.ir("bufferized")
+    assert ") in (8)" in bufferized and ") in (3)" in bufferized  # the two scf.forall loops' task counts
+    llvm_ir = concrete.ir("llvm")
+    assert "_take" in llvm_ir and "tfn_release_blocks" in llvm_ir and "async_dispatch_fn" not in llvm_ir
+    failures = []
+
+    def calls():
+        try:
+            for _ in range(10):
+                for got, expected in zip(f(a, b, x), want):
+                    assert_close(got.numpy(), expected)
+        except Exception as e:  # reported by the main thread
+            failures.append(e)
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[0]
 
 
 def test_small_functions_are_not_parallelized():
