@@ -41,6 +41,15 @@ CASES = [  # x shape, w shape, strides, padding, dilations
     ((2, 11, 9, 5), (3, 3, 5, 1), 1, "SAME", 2),
     ((1, 6, 7, 2), (2, 3, 2, 2), 1, [[0, 0], [1, 2], [0, 1], [0, 0]], 1),
     ((1, 8, 8, 33), (5, 5, 33, 1), 1, "SAME", 1),  # channels not a multiple of any vector width
+    # channels a vector divides (tfn-vectorize-depthwise): border blocks padding their own slices, an interior block
+    # reading the image, interior columns cut to a multiple of the register tile, tasks over images or rows
+    ((3, 9, 13, 32), (3, 3, 32, 1), 1, "SAME", 1),
+    ((2, 10, 11, 16), (3, 3, 16, 1), 2, "SAME", 1),
+    ((1, 12, 20, 64), (3, 3, 64, 1), 1, "SAME", 2),
+    ((2, 8, 9, 16), (2, 3, 16, 1), 1, [[0, 0], [2, 0], [1, 3], [0, 0]], 1),
+    ((1, 6, 7, 16), (2, 2, 16, 1), 1, [[0, 0], [3, 3], [0, 0], [0, 0]], 1),  # pads wider than a window
+    ((4, 28, 28, 64), (3, 3, 64, 1), 1, "SAME", 1),
+    ((1, 40, 36, 32), (5, 5, 32, 1), 1, "SAME", 1),
 ]
 
 

@@ -2,19 +2,34 @@
 // RUN: tfn-opt %s --tfn-to-linalg '--tfn-vectorize-depthwise=vector-bits=256 vector-registers=16' | FileCheck %s --check-prefix=AVX2
 // The lowering's tagged generic becomes vector FMAs over the channels: CT = two vectors of lanes (32 for 512-bit
 // vectors, 16 for 256-bit ones), OWT output columns (as many as half the registers hold: 8 and 4 here), one FMA per
-// filter tap with the filter rows unrolled, so the accumulators are read once and written once per tile.
+// filter tap with the filter rows unrolled, so the accumulators are read once and written once per tile. The padded
+// image is never made: the output is cut into column blocks, the border ones padding their own 2-column slice, the
+// interior one reading the image itself and starting its accumulators as zero registers (its fill fused into the
+// tile); the output is not zero-filled as a whole. With 256-bit vectors the 14 interior columns (OWT would be 2) are
+// cut to 12 (OWT 4), the right block taking the other 2.
 
 // CHECK-LABEL: func.func @dw
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<7x32xf32>
 // CHECK-NOT: linalg.generic
-// CHECK: scf.for {{.*}} step %c8
+// CHECK-NOT: linalg.fill {{.*}} -> tensor<1x14x16x64xf32>
+// CHECK: tensor.pad {{.*}} low[0, 0, 1, 0] high[0, 0, 0, 0]
+// CHECK: } : tensor<1x16x2x64xf32> to tensor<1x16x3x64xf32>
+// CHECK-COUNT-9: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.for {{.*}} step %c7
 // CHECK: scf.for {{.*}} step %c32
-// CHECK: vector.transfer_read {{.*}} : tensor<1x14x16x64xf32>, vector<8x32xf32>
-// CHECK-COUNT-9: vector.fma {{.*}} : vector<8x32xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<8x32xf32>, tensor<1x14x16x64xf32>
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x16x16x64xf32>, vector<9x32xf32>
+// CHECK: vector.fma {{.*}}, %[[ZERO]] : vector<7x32xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<7x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<7x32xf32>, tensor<1x1x7x32xf32>
+// CHECK: tensor.pad {{.*}} low[0, 0, 0, 0] high[0, 0, 1, 0]
+// CHECK-COUNT-9: vector.fma {{.*}} : vector<32xf32>
 // AVX2-LABEL: func.func @dw
+// AVX2-COUNT-9: vector.fma {{.*}} : vector<16xf32>
 // AVX2: scf.for {{.*}} step %c4
 // AVX2: scf.for {{.*}} step %c16
 // AVX2-COUNT-9: vector.fma {{.*}} : vector<4x16xf32>
+// AVX2: tensor.pad {{.*}} high[0, 0, 1, 0]
+// AVX2-COUNT-9: vector.fma {{.*}} : vector<3x16xf32>
 func.func @dw(%x: tensor<1x16x16x64xf32>, %w: tensor<3x3x64x1xf32>) -> tensor<1x14x16x64xf32> {
   %0 = "tfn.depthwise_conv2d"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x16x16x64xf32>, tensor<3x3x64x1xf32>) -> tensor<1x14x16x64xf32>
   return %0 : tensor<1x14x16x64xf32>
