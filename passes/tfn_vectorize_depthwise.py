@@ -237,6 +237,7 @@ def _to_named(op, first_id, budget):
     kh, kw = _shape(w)[:2]
     nb, oh, ow, c = _shape(init)
     zero, forall_fix = _zero_init(init)
+    bias = _bias_add(op, forall_fix) if zero else None
     found = _blocks(op, budget)
     if found is None:
         blocks, (src, offset, pt, pl) = [((0, oh), (0, ow))], (x, 0, 0, 0)
@@ -259,7 +260,9 @@ def _to_named(op, first_id, budget):
             sizes = [nb, r1 - r0, c1 - c0, c]
             whole = sizes == [nb, oh, ow, c]
             part = acc if whole else _extract(acc, [0, r0, c0, 0], sizes)
-            if zero:
+            if bias is not None:  # the accumulators start as the bias
+                part = _broadcast(bias[0], part)
+            elif zero:
                 part = linalg.fill(arith.constant(ir.F32Type.get(), 0.0), outs=[part])
             named = linalg.depthwise_conv_2d_nhwc_hwc(xs, w, outs=[part], strides=[sh, sw], dilations=[dh, dw])
             i = first_id + len(made)
@@ -271,6 +274,10 @@ def _to_named(op, first_id, budget):
     op.results[0].replace_all_uses_with(acc)
     op.erase()
     _erase_if_unused(_owner(x))
+    if bias is not None:  # the bias add, now done by the convolution, is dropped
+        _, add, result, replacement = bias
+        result.replace_all_uses_with(acc if replacement is None else replacement)
+        add.erase()
     if fill is not None:
         fill.erase()
     if forall_fix is not None:
@@ -281,6 +288,127 @@ def _to_named(op, first_id, budget):
             forall.operands[operand] = fill.operands[1]
             fill.erase()
     return made
+
+
+def _broadcast(b, out):
+    """A linalg.generic broadcasting the channel vector b [C] over out [n, h, w, C]."""
+    maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]), ir.AffineMap.get_identity(4)]
+    op = linalg.GenericOp([out.type], [b], [out], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * 4))
+    block = op.regions[0].blocks.append(ir.F32Type.get(), ir.F32Type.get())
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    return op.result
+
+
+def _is_bias_add(g, operand):
+    """Whether linalg.generic g adds a channel vector to its input number `operand` (rank 4, identity maps), yielding
+    the sum; (that vector, or None)."""
+    if g.name != "linalg.generic" or len(g.operands) != 3 or len(g.results) != 1:
+        return None
+    maps = [str(m) for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    ident = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
+    other = 1 - operand
+    if maps[operand] != ident or maps[2] != ident or maps[other] != "affine_map<(d0, d1, d2, d3) -> (d3)>":
+        return None
+    ops = list(g.regions[0].blocks[0].operations)
+    args = list(g.regions[0].blocks[0].arguments)
+    if [o.name for o in ops] != ["arith.addf", "linalg.yield"] or ops[1].operands[0] != ops[0].results[0]:
+        return None
+    if {_arg(v, args) for v in ops[0].operands} != {0, 1} or "fastmath" in str(ops[0].attributes):
+        return None
+    return g.operands[other]
+
+
+def _arg(value, args):
+    return next((i for i, a in enumerate(args) if a == value), None)
+
+
+def _full(value):
+    """value's source when value is a full, unit-stride slice of it (what tfn-parallelize passes a task), else value."""
+    owner = _owner(value)
+    if owner is not None and owner.name == "tensor.extract_slice" and _shape(owner.operands[0]) == _shape(value) \
+            and len(owner.operands) == 1:
+        return owner.operands[0]
+    return value
+
+
+def _bias_add(op, forall_fix):
+    """(bias [C], the add op, its result, what replaces it: None for the convolution's own result) when the
+    convolution's only user adds a bias vector along the channels: directly, or, inside an scf.forall of
+    tfn-parallelize, through a second forall with the same iterations that adds it to each task's slice; None else.
+    The bias must be defined before the convolution."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner
+    if forall_fix is None:
+        if user.name != "linalg.generic":
+            return None
+        b = _is_bias_add(user, uses[0].operand_number)
+        if b is None or not _dominates(_full(b), op):
+            return None
+        return _full(b), user, user.results[0], None
+    forall = forall_fix[0]
+    if user.name != "tensor.parallel_insert_slice" or len(forall.results) != 1:
+        return None
+    out_uses = list(forall.results[0].uses)
+    if len(out_uses) != 1 or out_uses[0].owner.name != "tensor.extract_slice":
+        return None
+    take = out_uses[0].owner
+    second = take.parent
+    if second.name != "scf.forall" or len(second.results) != 1 or take.parent != second:
+        return None
+    if str(second.attributes) != str(forall.attributes) or not _same_bounds(forall, second):
+        return None
+    reads = list(take.results[0].uses)
+    if len(reads) != 1 or reads[0].owner.name != "linalg.generic":
+        return None
+    g = reads[0].owner
+    b = _is_bias_add(g, reads[0].operand_number)
+    if b is None or not _dominates(_full(b), forall):
+        return None
+    g_uses = list(g.results[0].uses)
+    if len(g_uses) != 1 or g_uses[0].owner.name != "tensor.parallel_insert_slice":
+        return None
+    # the same slice of the same iteration: offsets, sizes and strides spelled alike, with each loop's own index
+    iv1, iv2 = list(forall.regions[0].blocks[0].arguments), list(second.regions[0].blocks[0].arguments)
+    texts = [_slice_text(user, iv1), _slice_text(take, iv2), _slice_text(g_uses[0].owner, iv2)]
+    if None in texts or not texts[0] == texts[1] == texts[2]:
+        return None
+    return _full(b), second, second.results[0], forall.results[0]
+
+
+def _same_bounds(a, b):
+    n = len(a.operands) - len(a.results)
+    return n == len(b.operands) - len(b.results) and all(
+        x == y for x, y in zip(list(a.operands)[:n], list(b.operands)[:n]))
+
+
+def _slice_text(op, ivs):
+    """The static offsets, sizes and strides of a slice op and which loop index each dynamic offset is."""
+    attrs = tuple(str(op.attributes[a]) for a in ("static_offsets", "static_sizes", "static_strides"))
+    view = op.opview
+    if len(view.sizes) or len(view.strides):
+        return None
+    return attrs, tuple(_arg(v, ivs) for v in view.offsets)
+
+
+def _dominates(value, op):
+    """Whether value is a function argument or is defined in op's block before op."""
+    if isinstance(value, ir.BlockArgument):
+        parent = value.owner.owner
+        return getattr(parent, "operation", parent).name == "func.func"
+    owner = _owner(value)
+    block = op.parent.regions[0].blocks[0] if op.parent else None
+    if owner is None or block is None:
+        return False
+    for o in block.operations:
+        if o == owner:
+            return True
+        if o == op:
+            return False
+    return False
 
 
 def _erase_if_unused(op):
@@ -305,7 +433,8 @@ def schedule_text(kernels):
         if zero:
             body += [f"%p{i}, %pl{i}:4 = transform.structured.fuse %op{i} tile_sizes [1, 1, {owt}, {ct}, 0, 0] "
                      f": ({_ANY}) -> ({', '.join([_ANY] * 5)})",
-                     f'%fill{i} = transform.structured.match ops{{["linalg.fill"]}} in %pl{i}#3 : ({_ANY}) -> {_ANY}',
+                     f'%fill{i} = transform.structured.match ops{{["linalg.fill", "linalg.generic"]}} in %pl{i}#3 '
+                     f': ({_ANY}) -> {_ANY}',
                      f"transform.structured.vectorize %fill{i} : {_ANY}"]
         else:
             body += [f"%p{i}, %pl{i}:4 = transform.structured.tile_using_for %op{i} tile_sizes "

@@ -47,3 +47,28 @@ func.func @left_alone(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x2xf32>, %y: tens
   %3 = "tfn.depthwise_conv2d"(%t, %s) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, same = false, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x16x16x32xf32>, tensor<9x9x32x1xf32>) -> tensor<1x8x8x32xf32>
   return %0, %1, %2, %3 : tensor<1x6x6x8xf32>, tensor<1x6x6x12xf32>, tensor<1x6x?x32xf32>, tensor<1x8x8x32xf32>
 }
+
+// A bias added along the channels becomes the accumulators' start (the interior tile reads it instead of zeros,
+// each border block broadcasts it into its output) and the add is gone; with the convolution's result also
+// returned, the add stays and the accumulators start from zero.
+// CHECK-LABEL: func.func @dw_bias
+// CHECK-NOT: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<16xf32>) outs({{.*}} : tensor<2x1x1x16xf32>)
+// CHECK: vector.transfer_read %arg2{{.*}} : tensor<16xf32>, vector<8x16xf32>
+// CHECK-NOT: arith.addf
+// CHECK: return
+func.func @dw_bias(%x: tensor<2x6x10x16xf32>, %w: tensor<3x3x16x1xf32>, %b: tensor<16xf32>) -> tensor<2x6x10x16xf32> {
+  %0 = "tfn.depthwise_conv2d"(%x, %w) {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, same = true, strides = array<i64: 1, 1>} : (tensor<2x6x10x16xf32>, tensor<3x3x16x1xf32>) -> tensor<2x6x10x16xf32>
+  %1 = "tfn.add"(%0, %b) : (tensor<2x6x10x16xf32>, tensor<16xf32>) -> tensor<2x6x10x16xf32>
+  return %1 : tensor<2x6x10x16xf32>
+}
+
+// CHECK-LABEL: func.func @dw_bias_kept
+// CHECK: vector.fma {{.*}}, %cst{{.*}} : vector<8x16xf32>
+// CHECK: linalg.generic
+// CHECK: arith.addf
+func.func @dw_bias_kept(%x: tensor<2x6x10x16xf32>, %w: tensor<3x3x16x1xf32>, %b: tensor<16xf32>) -> (tensor<2x6x10x16xf32>, tensor<2x6x10x16xf32>) {
+  %0 = "tfn.depthwise_conv2d"(%x, %w) {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, same = true, strides = array<i64: 1, 1>} : (tensor<2x6x10x16xf32>, tensor<3x3x16x1xf32>) -> tensor<2x6x10x16xf32>
+  %1 = "tfn.add"(%0, %b) : (tensor<2x6x10x16xf32>, tensor<16xf32>) -> tensor<2x6x10x16xf32>
+  return %1, %0 : tensor<2x6x10x16xf32>, tensor<2x6x10x16xf32>
+}
