@@ -12,8 +12,10 @@ of one vector (for_columns).
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
-their own, so the input is never padded in width. The rows are an scf.forall (run on the worker threads by
-tfn-async-parallel) when the convolution is big enough, else an scf.for nest.
+their own, so the input is never padded in width. Filters beyond the last full NR-wide panel get a narrower panel of
+their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into their columns of the
+same row. The rows are an scf.forall (run on the worker threads by tfn-async-parallel) when the convolution is big
+enough, else an scf.for nest.
 M' is a multiple of MR, K' of KR and N' of NR, and each cache tile divides its padded size, so every tile that
 tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The packs, fills and contractions are
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
