@@ -14,8 +14,10 @@ of one vector (for_columns), and with 16 registers a product whose rows 4 divide
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
-their own, so the input is never padded in width. The rows are an scf.forall (run on the worker threads by
-tfn-async-parallel) when the convolution is big enough, else an scf.for nest.
+their own, so the input is never padded in width. Filters beyond the last full NR-wide panel get a narrower panel of
+their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into their columns of the
+same row. The rows are an scf.forall (run on the worker threads by tfn-async-parallel) when the convolution is big
+enough, else an scf.for nest.
 M' is a multiple of MR, K' of KR and N' of NR, and each cache tile divides its padded size, so every tile that
 tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The packs, fills and contractions are
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
@@ -461,42 +463,97 @@ def _each_row(out, body, parallel):
     return outer.results[0]
 
 
+def tail_panel(nf, t):
+    """The filters beyond the full NR-wide panels in a narrower last panel, where that is narrower than NR: (its first
+    filter, its width NR' = the smallest of 8, 16, 32 lanes holding them), else None (the filters are then padded to a
+    multiple of NR). Measured on the guide's 100 filters (CPU time, same process): AVX-512 96 in 32-wide panels + 8
+    (4 padded) 90-94 -> 76-78 ms, 40 filters 48 -> 32.5 ms, 48 (one 16-wide tail) 49.7 -> 36.7 ms; AVX2 40 filters
+    (32 + 8) 39.4 -> 34.4 ms, 100 (96 + 8) 91 -> 89 ms. A 4-lane tail measured no better than an 8-lane one."""
+    rem = nf % t.nr
+    if not rem or nf < t.nr:
+        return None
+    width = next(v for v in (8, 16, 32, 64) if v >= rem)
+    return (nf - rem, width) if width < t.nr else None
+
+
 def rewrite_conv(op, t):
-    """Per output row: a tagged fill and KH x KW tagged contractions of strided input slices with packed taps."""
+    """Per output row: a tagged fill and KH x KW tagged contractions of strided input slices with packed taps; filters
+    beyond the last full panel (tail_panel) in a panel of their own, computed into the same row."""
     x, w, c = op.operands
     (sh, sw), (dh, dw) = _attr_pair(op, "strides"), _attr_pair(op, "dilations")
     kh, kw, ch, nf = _shape(w)
     n, oh, ow, _ = _shape(c)
     t = for_columns(t, nf)
-    # Filters padded to a multiple of NR (32 with 512-bit vectors: the guide's 100 to 128); with 512-bit vectors,
-    # 16-wide panels (112) measured 3-5 % slower.
-    cp, fp = round_up(ch, t.kr), round_up(nf, t.nr)
+    cp = round_up(ch, t.kr)
     xp = _padded(x, _shape(x)[:3] + [cp])
-    wp = _packed(_padded(w, [kh, kw, cp, fp]), 2, t)  # [kh, kw, F' / NR, C', NR]
-    row_shape = [ow, fp // t.nr, t.nr]
-    main = ow - ow % t.mr
-    parts = [(start, size, mr) for start, size, mr in ((0, main, t.mr), (main, ow - main, ow - main)) if size]
+    tail = tail_panel(nf, t)
+    if tail is None:
+        # Filters padded to a multiple of NR (with 512-bit vectors, 16-wide panels measured 3-5 % slower than 32-wide)
+        groups = [(0, round_up(nf, t.nr), t, _filter_panels(w, 0, nf, round_up(nf, t.nr), cp, t))]
+    else:
+        # e.g. the guide's 100 filters: 96 in 32-wide (AVX-512) or 16-wide (AVX2) panels and 4 in an 8-wide one, 104
+        # instead of 128 or 112 padded ones
+        main, cols = tail
+        tt = dataclasses.replace(t, nr=cols)
+        groups = [(0, main, t, _filter_panels(w, 0, main, main, cp, t)),
+                  (main, cols, tt, _filter_panels(w, main, nf - main, cols, cp, tt))]
+    width = groups[-1][0] + groups[-1][1]
     fill = _fill_value(c)
 
-    def row(b, r, acc):
-        acc = _filled(acc, fill, _largest_divisor(ow, t.mr))
+    def accumulate(b, r, acc, g, wp, row_shape):
+        main_cols = ow - ow % g.mr
+        parts = [(start, size, mr) for start, size, mr in ((0, main_cols, g.mr), (main_cols, ow - main_cols,
+                                                                                ow - main_cols)) if size]
+        acc = _filled(acc, fill, _largest_divisor(ow, g.mr))
         for i in range(kh):
             x_row = r if sh == 1 else arith.muli(r, index(sh))
             x_row = arith.addi(x_row, index(i * dh)) if i else x_row
             for j in range(kw):
-                tap = _slice(wp, [i, j, 0, 0, 0], [1, 1, fp // t.nr, cp, t.nr], shape=row_shape[1:2] + [cp, t.nr])
+                tap = _slice(wp, [i, j, 0, 0, 0], [1, 1, row_shape[1], cp, g.nr], shape=[row_shape[1], cp, g.nr])
                 for start, size, mr in parts:
                     a = _slice(xp, [b, x_row, start * sw + j * dw, 0], [1, 1, size, cp], [1, 1, sw, 1],
                                shape=[size, cp])
                     if size == ow:
-                        acc = _contract(a, tap, acc, t, mr)
+                        acc = _contract(a, tap, acc, g, mr)
                         continue
-                    part = _contract(a, tap, _slice(acc, [start, 0, 0], [size] + row_shape[1:]), t, mr)
+                    part = _contract(a, tap, _slice(acc, [start, 0, 0], [size] + row_shape[1:]), g, mr)
                     acc = _insert(part, acc, [start, 0, 0], [size] + row_shape[1:])
         return acc
 
-    out = tensor.EmptyOp([n, oh] + row_shape, ir.F32Type.get()).result
-    return _unpacked(_each_row(out, row, t.workers > 1 and _flops(op) >= t.min_parallel_flops), [n, oh, ow, nf])
+    if len(groups) == 1:
+        _, cols, g, wp = groups[0]
+        row_shape = [ow, cols // g.nr, g.nr]
+        out = tensor.EmptyOp([n, oh] + row_shape, ir.F32Type.get()).result
+        rows = _each_row(out, lambda b, r, acc: accumulate(b, r, acc, g, wp, row_shape),
+                         t.workers > 1 and _flops(op) >= t.min_parallel_flops)
+        return _unpacked(rows, [n, oh, ow, nf])
+
+    def row(b, r, acc):
+        for start, cols, g, wp in groups:
+            row_shape = [ow, cols // g.nr, g.nr]
+            flat = _slice(acc, [0, start], [ow, cols])
+            view = tensor.expand_shape(ir.RankedTensorType.get(row_shape, ir.F32Type.get()), flat, [[0], [1, 2]], [],
+                                       row_shape)
+            done = accumulate(b, r, view, g, wp, row_shape)
+            flat = tensor.collapse_shape(ir.RankedTensorType.get([ow, cols], ir.F32Type.get()), done, [[0], [1, 2]])
+            acc = _insert(flat, acc, [0, start], [ow, cols])
+        return acc
+
+    out = tensor.EmptyOp([n, oh, ow, width], ir.F32Type.get()).result
+    rows = _each_row(out, row, t.workers > 1 and _flops(op) >= t.min_parallel_flops)
+    if width == nf:
+        return rows
+    result = ir.RankedTensorType.get([n, oh, ow, nf], ir.F32Type.get())
+    return tensor.extract_slice(result, rows, [], [], [], [0] * 4, [n, oh, ow, nf], [1] * 4)
+
+
+def _filter_panels(w, start, count, cols, cp, t):
+    """Filters start .. start + count of w [kh, kw, C, F], zero-padded to cp channels and cols filters, packed into
+    panels [kh, kw, cols / NR, cp, NR]."""
+    kh, kw, ch, nf = _shape(w)
+    if count != nf:
+        w = _slice(w, [0, 0, 0, start], [kh, kw, ch, count])
+    return _packed(_padded(w, [kh, kw, cp, cols]), 2, t)
 
 
 # ~0.3 ms single-threaded. Waking an idle worker costs 20-50 us on a 2-core VM, and a caller whose worker is

@@ -111,7 +111,9 @@ CONVS = [((1, 9, 9, 3), (3, 3, 3, 4), (1, 1), "VALID", (1, 1)),
          ((1, 30, 41, 20), (3, 3, 20, 36), (1, 1), "VALID", (1, 1)),    # packed fast path, ow not a multiple of 8
          ((1, 31, 29, 17), (3, 3, 17, 40), (2, 1), "SAME", (1, 1)),     # packed fast path, strided, padded
          ((2, 20, 30, 7), (2, 3, 7, 40), (1, 1), "VALID", (2, 2)),      # packed, rows on one thread, dilated
-         ((3, 20, 20, 16), (3, 3, 16, 24), (1, 1), "SAME", (1, 1))]     # packed, rows on the workers, batch 3
+         ((3, 20, 20, 16), (3, 3, 16, 24), (1, 1), "SAME", (1, 1)),     # packed, rows on the workers, batch 3
+         ((1, 14, 30, 12), (3, 3, 12, 100), (1, 1), "VALID", (1, 1)),   # 96 filters in full panels, 4 in a tail panel
+         ((2, 9, 21, 8), (3, 3, 8, 52), (1, 2), "SAME", (1, 1))]        # a tail panel (AVX2), padded (AVX-512)
 
 
 def test_conv2d_eager_and_compiled_match_the_reference():

@@ -41,6 +41,15 @@ CASES = [  # x shape, w shape, strides, padding, dilations
     ((2, 11, 9, 5), (3, 3, 5, 1), 1, "SAME", 2),
     ((1, 6, 7, 2), (2, 3, 2, 2), 1, [[0, 0], [1, 2], [0, 1], [0, 0]], 1),
     ((1, 8, 8, 33), (5, 5, 33, 1), 1, "SAME", 1),  # channels not a multiple of any vector width
+    # channels a vector divides (tfn-vectorize-depthwise): border blocks padding their own slices, an interior block
+    # reading the image, interior columns cut to a multiple of the register tile, tasks over images or rows
+    ((3, 9, 13, 32), (3, 3, 32, 1), 1, "SAME", 1),
+    ((2, 10, 11, 16), (3, 3, 16, 1), 2, "SAME", 1),
+    ((1, 12, 20, 64), (3, 3, 64, 1), 1, "SAME", 2),
+    ((2, 8, 9, 16), (2, 3, 16, 1), 1, [[0, 0], [2, 0], [1, 3], [0, 0]], 1),
+    ((1, 6, 7, 16), (2, 2, 16, 1), 1, [[0, 0], [3, 3], [0, 0], [0, 0]], 1),  # pads wider than a window
+    ((4, 28, 28, 64), (3, 3, 64, 1), 1, "SAME", 1),
+    ((1, 40, 36, 32), (5, 5, 32, 1), 1, "SAME", 1),
 ]
 
 
@@ -129,3 +138,25 @@ def test_bad_arguments_raise_tf_errors():
 def test_export_paths():
     assert tfn.nn.depthwise_conv2d is tfn.nn.depthwise_conv2d
     assert "depthwise_conv2d" in dir(tfn.nn)
+
+
+@pytest.mark.parametrize("xs", [(4, 28, 28, 64), (1, 9, 13, 32), (2, 10, 11, 16)])
+def test_depthwise_plus_bias(xs):
+    """A bias added along the channels (tfn-vectorize-depthwise starts the accumulators from it, in the tasks of an
+    scf.forall or not), alone, with the convolution also returned (not fused), and followed by a ReLU."""
+    c = xs[3]
+    x, w = RNG.standard_normal(xs).astype(np.float32), RNG.standard_normal((3, 3, c, 1)).astype(np.float32)
+    b = RNG.standard_normal(c).astype(np.float32)
+    pads = _pads(xs, (3, 3), 1, "SAME", 1)
+
+    def ref(x, w, b):
+        return (reference(x, w, (1, 1), pads) + b).astype(np.float32)
+
+    def conv(x, w):
+        return tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME")
+
+    check(lambda x, w, b: conv(x, w) + b, ref, x, w, b)
+    check(lambda x, w, b: tfn.nn.relu(conv(x, w) + b), lambda x, w, b: np.maximum(ref(x, w, b), 0), x, w, b)
+    got = tfn.function(lambda x, w, b: (conv(x, w) + b, conv(x, w)))(x, w, b)
+    assert_close(got[0].numpy(), ref(x, w, b))
+    assert_close(got[1].numpy(), reference(x, w, (1, 1), pads).astype(np.float32))

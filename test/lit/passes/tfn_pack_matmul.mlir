@@ -81,23 +81,34 @@ func.func @narrow(%a: tensor<128x256xf32>, %b: tensor<256x10xf32>) -> tensor<128
 // A convolution, one output row (n, oh) at a time on the workers: per row a fill, then per filter tap a
 // contraction of 32 output pixels (4 register tiles of 8) and one of the 6 left over (ow = 38), each reading a
 // slice of input row oh + kh (the input is not padded: 20 channels are a multiple of KR), accumulating into the row.
+// The 36 filters: 32 in one 32-wide panel, the other 4 in an 8-wide panel of their own (40 output columns, not 64),
+// each panel a view of its columns of the row.
 // CHECK-LABEL: func.func @conv
 func.func @conv(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>) -> tensor<1x28x38x36xf32> {
   // CHECK-NOT: tensor.pad %arg0
-  // CHECK: linalg.pack {{.*}} -> tensor<3x3x2x20x32xf32>
-  // CHECK: scf.forall (%[[N:.*]], %[[OH:.*]]) in (1, 28) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<1x28x38x2x32xf32>)
-  // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[N]], %[[OH]], 0, 0, 0] [1, 1, 38, 2, 32] {{.*}} to tensor<38x2x32xf32>
-  // CHECK: linalg.fill {tfn.kernel = "fill", tfn.tiles = [array<i64: 2, 1, 0>]} {{.*}} outs(%[[ROW]] : tensor<38x2x32xf32>)
+  // CHECK: linalg.pack {{.*}} -> tensor<3x3x1x20x32xf32>
+  // CHECK: tensor.pad {{.*}} high[0, 0, 0, 4]
+  // CHECK: linalg.pack {{.*}} inner_tiles = [8] {{.*}} -> tensor<3x3x1x20x8xf32>
+  // CHECK: scf.forall (%[[N:.*]], %[[OH:.*]]) in (1, 28) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<1x28x38x40xf32>)
+  // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[N]], %[[OH]], 0, 0] [1, 1, 38, 40] {{.*}} to tensor<38x40xf32>
+  // CHECK: %[[MAIN:.*]] = tensor.extract_slice %[[ROW]][0, 0] [38, 32]
+  // CHECK: %[[VIEW:.*]] = tensor.expand_shape %[[MAIN]] {{.*}} into tensor<38x1x32xf32>
+  // CHECK: linalg.fill {tfn.kernel = "fill", tfn.tiles = [array<i64: 2, 1, 0>]} {{.*}} outs(%[[VIEW]] : tensor<38x1x32xf32>)
   // CHECK: tensor.extract_slice %arg0[%[[N]], %[[OH]], 0, 0] [1, 1, 32, 20] [1, 1, 1, 1] : tensor<1x30x40x20xf32> to tensor<32x20xf32>
-  // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x20xf32>, tensor<2x20x32xf32>) outs(%{{.*}} : tensor<32x2x32xf32>)
-  // CHECK-SAME: tfn.tiles = [array<i64: 32, 2, 20, 0>, array<i64: 8, 1, 4, 0>]
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x20xf32>, tensor<1x20x32xf32>) outs(%{{.*}} : tensor<32x1x32xf32>)
+  // CHECK-SAME: tfn.tiles = [array<i64: 32, 1, 20, 0>, array<i64: 8, 1, 4, 0>]
   // CHECK: tensor.extract_slice %arg0[%[[N]], %[[OH]], 32, 0] [1, 1, 6, 20] [1, 1, 1, 1] : tensor<1x30x40x20xf32> to tensor<6x20xf32>
-  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6x2x32xf32>)
-  // CHECK-SAME: tfn.tiles = [array<i64: 6, 2, 20, 0>, array<i64: 6, 1, 4, 0>]
+  // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6x1x32xf32>)
+  // CHECK-SAME: tfn.tiles = [array<i64: 6, 1, 20, 0>, array<i64: 6, 1, 4, 0>]
   // CHECK-COUNT-16: tfn.kernel = "contract"
+  // CHECK: tensor.insert_slice {{.*}} into %[[ROW]][0, 0] [38, 32]
+  // CHECK: tensor.extract_slice %{{.*}}[0, 32] [38, 8]
+  // CHECK: tensor.expand_shape {{.*}} into tensor<38x1x8xf32>
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x20xf32>, tensor<1x20x8xf32>) outs(%{{.*}} : tensor<32x1x8xf32>)
+  // CHECK-SAME: tfn.tiles = [array<i64: 32, 1, 20, 0>, array<i64: 8, 1, 4, 0>]
+  // CHECK-COUNT-17: tfn.kernel = "contract"
   // CHECK-NOT: tfn.kernel = "contract"
-  // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[OH]], 0, 0, 0] [1, 1, 38, 2, 32]
-  // CHECK: tensor.collapse_shape {{.*}} into tensor<1x28x38x64xf32>
+  // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[OH]], 0, 0] [1, 1, 38, 40]
   // CHECK: tensor.extract_slice {{.*}} to tensor<1x28x38x36xf32>
   %cst = arith.constant 0.0 : f32
   %0 = tensor.empty() : tensor<1x28x38x36xf32>
