@@ -101,3 +101,18 @@ def test_arithmetic_chain_full_tiles_unmasked(n):
     ir = f.get_concrete_function(x).ir("bufferized")
     assert f"vector<{2 * LANES}xf32>" in ir
     assert ir.count("vector.create_mask") + ir.count("vector.constant_mask") == (n % (2 * LANES) != 0)
+
+
+def test_long_arithmetic_body_keeps_the_lanes_and_one_masked_loop():
+    """Past LONG_BODY_OPS ops the body is neither widened nor peeled (compile time): one loop of masked tiles."""
+    def chain(x):
+        for i in range(200):
+            x = x * 0.999 if i % 2 else x + 0.001
+        return x
+
+    x = RNG.random(1000, dtype=np.float32) + 0.5
+    f = tfn.function(chain)
+    np.testing.assert_allclose(f(x).numpy(), chain(x.astype(np.float64)), rtol=1e-5)
+    ir = f.get_concrete_function(x).ir("bufferized")
+    assert f"vector<{LANES}xf32>" in ir and f"vector<{2 * LANES}xf32>" not in ir
+    assert ir.count("scf.for") == 1 and "vector.create_mask" in ir

@@ -1,26 +1,30 @@
-// RUN: tfn-opt %s --tfn-vectorize-elementwise=lanes=64 | FileCheck %s
-// RUN: tfn-opt %s --tfn-vectorize-elementwise=lanes=32 | FileCheck %s --check-prefix=LANES32
-// RUN: tfn-opt %s -p 'builtin.module(tfn-vectorize-elementwise{lanes=64}, canonicalize)' | FileCheck %s --check-prefix=CANON
+// RUN: tfn-opt %s '--tfn-vectorize-elementwise=lanes=64 vector-bits=512' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-vectorize-elementwise=lanes=32 vector-bits=256' | FileCheck %s --check-prefix=LANES32
+// RUN: tfn-opt %s -p 'builtin.module(tfn-vectorize-elementwise{lanes=64 vector-bits=512}, canonicalize)' | FileCheck %s --check-prefix=CANON
 // LANES32-LABEL: func.func @heavy
 // LANES32: scf.for %{{.*}} = %c0 to %c992 step %c32
 // LANES32: math.exp %{{.*}} : vector<32xf32>
 // LANES32: scf.for %{{.*}} = %c992 to %c1000 step %c32
+// LANES32: scf.for %{{.*}} step %c8
+// LANES32: math.exp %{{.*}} : vector<8xf32>
 
 // A body with exp and tanh: a loop over the 15 full 64-element tiles, then the partial last tile (1000 = 15 * 64 +
-// 40) peeled off into a loop of its own, the only one whose reads and writes are masked.
+// 40) peeled off into a loop of its own, in steps of one register (16 lanes of 512 bits), the only reads and writes
+// that are masked.
 // CHECK-LABEL: func.func @heavy
 // CHECK: scf.for %{{.*}} = %c0 to %c960 step %c64 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1000xf32>)
 // CHECK: math.exp %{{.*}} : vector<64xf32>
 // CHECK: math.tanh %{{.*}} : vector<64xf32>
 // CHECK: scf.for %{{.*}} = %c960 to %c1000 step %c64
-// CHECK: %[[M:.*]] = vector.create_mask %{{.*}} : vector<64xi1>
-// CHECK: vector.transfer_read %{{.*}}, %[[M]] {in_bounds = [true]} : tensor<?xf32>, vector<64xf32>
-// CHECK: math.exp %{{.*}} : vector<64xf32>
-// CHECK: math.tanh %{{.*}} : vector<64xf32>
-// CHECK: vector.transfer_write %{{.*}}, %[[M]] {in_bounds = [true]} : vector<64xf32>, tensor<?xf32>
+// CHECK: scf.for %{{.*}} step %c16
+// CHECK: %[[M:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: vector.transfer_read %{{.*}}, %[[M]] {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: math.tanh %{{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[M]] {in_bounds = [true]} : vector<16xf32>, tensor<?xf32>
 // CHECK-NOT: linalg.generic
 // Canonicalised, the full tiles are static 64-element slices read and written without a mask, the last tile is
-// one masked read and write of 40 elements.
+// 16-element steps, masked.
 // CANON-LABEL: func.func @heavy
 // CANON: scf.for %{{.*}} = %c0 to %c960 step %c64
 // CANON-NOT: mask
@@ -28,9 +32,10 @@
 // CANON-NOT: mask
 // CANON: vector.transfer_write %{{.*}}, %{{.*}}[%c0] {in_bounds = [true]} : vector<64xf32>, tensor<64xf32>
 // CANON: scf.yield
-// CANON: %[[M:.*]] = vector.constant_mask [40] : vector<64xi1>
-// CANON: vector.transfer_read %{{.*}}, %[[M]] {in_bounds = [true]} : tensor<40xf32>, vector<64xf32>
-// CANON: vector.transfer_write %{{.*}}, %[[M]] {in_bounds = [true]} : vector<64xf32>, tensor<40xf32>
+// CANON: scf.for %{{.*}} = %c0 to %c40 step %c16
+// CANON: %[[M:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CANON: vector.transfer_read %{{.*}}, %[[M]] {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+// CANON: vector.transfer_write %{{.*}}, %[[M]] {in_bounds = [true]} : vector<16xf32>, tensor<?xf32>
 func.func @heavy(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   %e = tensor.empty() : tensor<1000xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -52,8 +57,9 @@ func.func @heavy(%x: tensor<1000xf32>) -> tensor<1000xf32> {
 // CHECK: vector.transfer_read {{.*}} : tensor<?xf32>, vector<1x64xf32>
 // CHECK: math.exp %{{.*}} : vector<1x64xf32>
 // CHECK: scf.for {{.*}} = %c192 to %c200 step %c64
-// CHECK: vector.create_mask %{{.*}}, %{{.*}} : vector<1x64xi1>
-// CHECK: math.exp %{{.*}} : vector<1x64xf32>
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: vector.create_mask %{{.*}}, %{{.*}} : vector<1x16xi1>
+// CHECK: math.exp %{{.*}} : vector<1x16xf32>
 func.func @broadcast_rows(%x: tensor<?x200xf32>, %b: tensor<200xf32>, %init: tensor<?x200xf32>) -> tensor<?x200xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%x, %b : tensor<?x200xf32>, tensor<200xf32>) outs(%init : tensor<?x200xf32>) {
@@ -140,7 +146,7 @@ func.func @long_arith(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c64
 // CHECK: arith.mulf %{{.*}} : vector<64xf32>
 // CHECK: scf.for %{{.*}} = %c64 to %c100 step %c64
-// CHECK: arith.mulf %{{.*}} : vector<64xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
 func.func @long_arith_short(%x: tensor<100xf32>) -> tensor<100xf32> {
   %e = tensor.empty() : tensor<100xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
