@@ -77,8 +77,10 @@ def loop_space(op):
 
 def task_count(work, workers, tasks_per_worker):
     """How many tasks an op of `work` iteration points is cut into: workers x tasks_per_worker at most, none holding
-    less than MIN_TASK_WORK points unless that leaves fewer tasks than workers."""
-    return max(workers, min(workers * tasks_per_worker, work // MIN_TASK_WORK))
+    less than MIN_TASK_WORK points unless that leaves fewer tasks than workers, and a multiple of the workers (equal
+    tasks: 3 on 2 threads take as long as 4, while 2 take half as long)."""
+    tasks = max(workers, min(workers * tasks_per_worker, work // MIN_TASK_WORK))
+    return tasks - tasks % workers
 
 
 def split_dim(op, workers, tasks_per_worker=1):

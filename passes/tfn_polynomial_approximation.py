@@ -14,10 +14,17 @@ at most 1 ulp, 0.5 ulp on average), with the range reduction that gets there:
 Special values follow libm: exp(nan) = nan, exp(inf) = inf, exp(-inf) = 0, exp(x > 88.73) = inf; log(+-0) = -inf,
 log(x < 0) = nan, log(inf) = inf, log(subnormal) is finite; tanh(+-inf) = +-1 (and +-1 from |x| > 9.01), tanh(-0) = -0,
 sigmoid saturates to exactly 0 and 1; nan stays nan (quiet).
+On vectors, exp and tanh branch once per vector (scf.if on the and of a lane test) to a short path that gives the
+same bits where it applies: exp when every lane is in [-86.5, 88] (results normal: no clamps, 2**n put straight into
+the exponent field, no nan select; 18 ops instead of 30), tanh when every lane is below 0.55 in magnitude (the
+polynomial alone: 11 ops instead of 40 and a division); vectors with a lane outside take the whole recipe, so
+mixed vectors pay a compare and a branch more. The 50-op exp/tanh chain of 10**6 f32 (values settle near 0.2, so
+9 of its 10 tanh take the short path) went from 14.1 to 9.2 ms CPU with AVX2, 9.2 to 6.1 ms with AVX-512. Scalars
+keep the branch-free recipe (a branch would keep LLVM from vectorising their loop).
 A vector math.erf (no LLVM intrinsic) is unrolled into scalar ones here, for convert-math-to-libm.
 """
 from mlir import ir
-from mlir.dialects import arith, math, vector
+from mlir.dialects import arith, math, scf, vector
 
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
@@ -38,6 +45,9 @@ TANH_POLY = (-6.457474548369646e-3, 2.1224575117230415e-2, -5.3894948214292526e-
              -0.3333333134651184)
 TANH_BIG = 9.5  # tanh(t) rounds to 1 for t > 9.01
 EXP_MIN, EXP_MAX = -104.0, 88.75  # e**x rounds to 0 below, overflows to inf above
+# e**x = 2**n (hi + lo) is a normal float with n in [-125, 127] on this range (n = -126 needs x < -86.99, n = 128
+# needs x > 88.38; hi + lo lies in [0.70, 1.42]): the vector fast path of exp_f32 needs neither clamps nor two factors
+EXP_FAST_MIN, EXP_FAST_MAX = -86.5, 88.0
 SQRTHF = 0.707106781186547524
 
 
@@ -124,6 +134,30 @@ def exp_f32(b, x):
     return arith.select(b.cmp("UNO", x, x), b.f(float("nan")), y)  # a quiet nan
 
 
+def exp_f32_fast(b, x):
+    """exp_f32 for x in [EXP_FAST_MIN, EXP_FAST_MAX] only, bit for bit: the result 2**n round(hi + lo) is normal,
+    so it is round(hi + lo) with n added to its exponent field (fma(s1, hi, s1 lo) s2 rounds the same sum once and
+    scales it exactly)."""
+    n, r, c = _exp_reduce(b, x)
+    hi, lo = _split_one_plus(b, r, c)
+    bits = arith.addi(arith.bitcast(b.itype, arith.addf(hi, lo)), arith.shli(n, b.i(23)))
+    return arith.bitcast(b.ftype, bits)
+
+
+def exp_f32_vector(b, x):
+    """exp_f32 on a vector: the fast path when every lane is in [EXP_FAST_MIN, EXP_FAST_MAX] (one branch per vector;
+    nan fails the test), the whole exp_f32 otherwise. Values of elementwise chains nearly always take the fast path,
+    18 vector ops instead of 30."""
+    inside = arith.andi(b.cmp("OGE", x, b.f(EXP_FAST_MIN)), b.cmp("OLE", x, b.f(EXP_FAST_MAX)))
+    return _branch(b, _all_lanes(b, inside), lambda: exp_f32_fast(b, x), lambda: exp_f32(b, x))
+
+
+def _vector_or_scalar(vector_fn, scalar_fn):
+    """vector_fn for vector types (branches per vector), scalar_fn for scalars: a branch in a scalar loop would keep
+    LLVM from vectorising it."""
+    return lambda b, x: (vector_fn if isinstance(b.ftype, ir.VectorType) else scalar_fn)(b, x)
+
+
 def log_f32(b, x):
     """log(x): x = m 2**e with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in m - 1."""
     tiny = b.cmp("OLT", x, b.f(1.17549435e-38))
@@ -154,13 +188,48 @@ def _reciprocal(b, dh, dl):
     return q, e
 
 
+def _tanh_small(b, t):
+    """tanh(t) = t + t**3 P(t**2) for 0 <= t < TANH_SMALL (and nan)."""
+    t2 = arith.mulf(t, t)
+    return b.fma(t, arith.mulf(t2, b.poly(TANH_POLY, t2)), t)
+
+
+def _all_lanes(b, mask):
+    """The i1 that is true when every lane of the vector mask is (a vector.reduction of any shape)."""
+    shape = ir.VectorType(mask.type).shape
+    if len(shape) != 1:
+        n = 1
+        for d in shape:
+            n *= d
+        mask = vector.shape_cast(ir.VectorType.get([n], ir.IntegerType.get_signless(1)), mask)
+    return vector.reduction(ir.IntegerType.get_signless(1), ir.Attribute.parse("#vector.kind<and>"), mask)
+
+
+def _branch(b, cond, then, otherwise):
+    """scf.if cond: then() else otherwise(), each a function building one value of b's type."""
+    op = scf.IfOp(cond, [b.ftype], has_else=True)
+    with ir.InsertionPoint(op.then_block):
+        scf.yield_([then()])
+    with ir.InsertionPoint(op.else_block):
+        scf.yield_([otherwise()])
+    return op.results[0]
+
+
+def tanh_f32_vector(b, x):
+    """tanh_f32 on a vector: only the polynomial when every lane is below TANH_SMALL in magnitude (one branch per
+    vector; nan fails the test), bit for bit the same; both paths and the select otherwise. Small activations and
+    chains settling near a fixed point take the short path: 11 vector ops and no division instead of 40."""
+    t = math.absf(x)
+    return _branch(b, _all_lanes(b, b.cmp("OLT", t, b.f(TANH_SMALL))),
+                   lambda: math.copysign(_tanh_small(b, t), x), lambda: tanh_f32(b, x))
+
+
 def tanh_f32(b, x):
     """tanh(x) within 0.8 ulp (0.26 ulp on average over [-3, 3]): t + t**3 P(t**2) for |x| < 0.55, else
     1 - 2 / (1 + e**2t) with e**2t = 2**n (1 + r + c) and the reciprocal refined; +-1 beyond 9.01, -0.0 and nan
     kept."""
     t = math.absf(x)
-    t2 = arith.mulf(t, t)
-    small = b.fma(t, arith.mulf(t2, b.poly(TANH_POLY, t2)), t)
+    small = _tanh_small(b, t)
     tc = b.at_most(t, TANH_BIG)
     n, r, c = _exp_reduce(b, arith.addf(tc, tc), EXP_POLY4)
     s = b.pow2(n)
@@ -192,7 +261,8 @@ def sigmoid_f32(b, x):
     return arith.select(b.cmp("UNO", x, x), b.f(float("nan")), y)  # a quiet nan
 
 
-APPROXIMATIONS = {"math.exp": exp_f32, "math.log": log_f32, "math.tanh": tanh_f32}
+APPROXIMATIONS = {"math.exp": _vector_or_scalar(exp_f32_vector, exp_f32), "math.log": log_f32,
+                  "math.tanh": _vector_or_scalar(tanh_f32_vector, tanh_f32)}
 
 
 def _is_f32(type_):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tfn
+from tfn.passes import target
 
 RNG = np.random.default_rng(20)
 _ERF = np.frompyfunc(math.erf, 1, 1)
@@ -118,3 +119,32 @@ def test_tanh_iteration_matches_float64():
     for _ in range(34):
         want = np.tanh(want)
     assert ulp_errors(orbit(x0).numpy(), want).max() <= 4  # correctly rounded steps: 2.4
+
+
+@pytest.mark.parametrize("level", ["native", "avx2"])
+@pytest.mark.parametrize("name,lo,hi", [("exp", -86.5, 88.0), ("tanh", -0.55, 0.55)])
+def test_vector_short_paths_give_the_full_recipes_bits(name, lo, hi, level, monkeypatch):
+    """A vector whose lanes all lie where exp (normal results) or tanh (the polynomial alone) has a short path takes
+    it: same bits as the same lanes in vectors that take the whole recipe (one lane in 16 outside the range), within
+    1 ulp, and the range's edges and -0.0 included."""
+    try:
+        target.target_for(level)
+    except ValueError:
+        pytest.skip(f"this machine cannot run {level} code")
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    fn, reference, _ = FUNCTIONS[name]
+    edges = np.array([lo, np.nextafter(np.float32(hi), np.float32(0)) if name == "tanh" else hi, -0.0, 0.0], np.float32)
+    x = np.concatenate([np.sort(RNG.uniform(lo, hi, 1 << 16).astype(np.float32)), edges])
+    forced = x.copy()
+    forced[::16] = 100.0  # past both short paths' ranges, in every vector
+    f = tfn.function(fn)
+    short, full = f(x).numpy(), f(forced).numpy()
+    keep = np.ones(x.size, bool)
+    keep[::16] = False
+    np.testing.assert_array_equal(short[keep].view(np.uint32), full[keep].view(np.uint32))
+    err = ulp_errors(short, reference(x.astype(np.float64)))
+    assert err.max() <= 1.0 and err.mean() <= 0.5, (err.max(), err.mean())
+    if name == "tanh":
+        assert np.signbit(short[-2]) and not np.signbit(short[-1])  # tanh(-0.0) = -0.0
+    else:
+        assert short[-2] == short[-1] == 1.0

@@ -82,4 +82,37 @@ def test_long_integer_chain():
     x = RNG.integers(-100, 100, 1000).astype(np.int32)
     f = tfn.function(chain)
     np.testing.assert_array_equal(f(x).numpy(), chain(x))
-    assert f"vector<{LANES}xi32>" in f.get_concrete_function(x).ir("bufferized")
+    # no transcendental math: twice the lanes, to hide the latency of the dependent ops
+    assert f"vector<{2 * LANES}xi32>" in f.get_concrete_function(x).ir("bufferized")
+
+
+@pytest.mark.parametrize("n", [1000, 1024, 4 * LANES + 1])
+def test_arithmetic_chain_full_tiles_unmasked(n):
+    """The bench's 50-op chain: full tiles are plain vector reads and writes, only a peeled last tile is masked."""
+    def chain(x):
+        for i in range(50):
+            k = i % 4
+            x = x * 0.999 if k == 0 else x + 0.001 if k == 1 else x - 0.0005 if k == 2 else x / 1.0001
+        return x
+
+    x = RNG.random(n, dtype=np.float32) + 0.5
+    f = tfn.function(chain)
+    np.testing.assert_allclose(f(x).numpy(), chain(x.astype(np.float64)), rtol=2e-6)
+    ir = f.get_concrete_function(x).ir("bufferized")
+    assert f"vector<{2 * LANES}xf32>" in ir
+    assert ir.count("vector.create_mask") + ir.count("vector.constant_mask") == (n % (2 * LANES) != 0)
+
+
+def test_long_arithmetic_body_keeps_the_lanes_and_one_masked_loop():
+    """Past LONG_BODY_OPS ops the body is neither widened nor peeled (compile time): one loop of masked tiles."""
+    def chain(x):
+        for i in range(200):
+            x = x * 0.999 if i % 2 else x + 0.001
+        return x
+
+    x = RNG.random(1000, dtype=np.float32) + 0.5
+    f = tfn.function(chain)
+    np.testing.assert_allclose(f(x).numpy(), chain(x.astype(np.float64)), rtol=1e-5)
+    ir = f.get_concrete_function(x).ir("bufferized")
+    assert f"vector<{LANES}xf32>" in ir and f"vector<{2 * LANES}xf32>" not in ir
+    assert ir.count("scf.for") == 1 and "vector.create_mask" in ir

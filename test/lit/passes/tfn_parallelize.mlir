@@ -15,6 +15,11 @@
 // TASKS-LABEL: func.func @reductions
 // TASKS: scf.forall (%{{.*}}) in (2) shared_outs
 // TASKS: linalg.generic {{.*}} ins(%{{.*}} : tensor<1024x256xf32>)
+// 10**6 points would hold three tasks of 2**18 or more; three equal tasks on two workers take as long as four, so
+// the count is rounded down to a multiple of the workers: two halves.
+// TASKS-LABEL: func.func @million
+// TASKS: scf.forall (%{{.*}}) in (2) shared_outs
+// TASKS: tensor.extract_slice {{.*}} [500000] [1]
 
 
 // A generic of 2**20 points is split in two halves of an scf.forall (one iteration per worker).
@@ -87,4 +92,17 @@ func.func @small_and_dynamic(%x: tensor<1000xf32>, %d: tensor<?xf32>, %m: tensor
   } -> tensor<32x8x8x32xf32>
   // CHECK: return
   return %0, %1, %2 : tensor<1000xf32>, tensor<?xf32>, tensor<32x8x8x32xf32>
+}
+
+// CHECK-LABEL: func.func @million
+// CHECK: scf.forall (%{{.*}}) in (2) shared_outs
+func.func @million(%x: tensor<1000000xf32>) -> tensor<1000000xf32> {
+  %e = tensor.empty() : tensor<1000000xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<1000000xf32>) outs(%e : tensor<1000000xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = math.exp %in : f32
+    linalg.yield %a : f32
+  } -> tensor<1000000xf32>
+  return %r : tensor<1000000xf32>
 }

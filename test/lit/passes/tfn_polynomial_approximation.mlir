@@ -2,7 +2,7 @@
 
 // f32 exp/log/tanh become arithmetic (no libm call is left); vectors too.
 // CHECK-LABEL: func.func @f32
-func.func @f32(%x: f32, %v: vector<16xf32>) -> (f32, f32, f32, vector<16xf32>) {
+func.func @f32(%x: f32, %v: vector<16xf32>) -> (f32, f32, f32, vector<16xf32>, vector<16xf32>) {
   // CHECK-NOT: math.exp
   // CHECK-NOT: math.log
   // CHECK-NOT: math.tanh
@@ -32,10 +32,48 @@ func.func @f32(%x: f32, %v: vector<16xf32>) -> (f32, f32, f32, vector<16xf32>) {
   // CHECK: arith.cmpf oge
   // CHECK: math.copysign
   %2 = math.tanh %x : f32
-  // CHECK: math.fma {{.*}} : vector<16xf32>
-  // CHECK: arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+  // A vector exp branches once per vector: when every lane lies in [-86.5, 88] (nan fails), 2**n (hi + lo) is
+  // normal, and n goes straight into the exponent field of the rounded sum, with no clamps, no second factor and no
+  // nan select; otherwise the whole scalar recipe runs on the vector.
+  // CHECK: %[[LO:.*]] = arith.cmpf oge, %{{.*}}, %{{.*}} : vector<16xf32>
+  // CHECK: %[[HI:.*]] = arith.cmpf ole, %{{.*}}, %{{.*}} : vector<16xf32>
+  // CHECK: %[[IN:.*]] = arith.andi %[[LO]], %[[HI]] : vector<16xi1>
+  // CHECK: %[[ALL:.*]] = vector.reduction <and>, %[[IN]] : vector<16xi1> into i1
+  // CHECK: scf.if %[[ALL]] -> (vector<16xf32>)
+  // CHECK-NOT: arith.cmpf
+  // CHECK: arith.shli
+  // CHECK-NEXT: arith.addi {{.*}} : vector<16xi32>
+  // CHECK-NEXT: arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+  // CHECK-NEXT: scf.yield
+  // CHECK: } else {
+  // CHECK: arith.shrsi
+  // CHECK: arith.cmpf uno
+  // CHECK: scf.yield
   %3 = math.exp %v : vector<16xf32>
-  return %0, %1, %2, %3 : f32, f32, f32, vector<16xf32>
+  // A vector tanh whose lanes are all below 0.55 in magnitude takes the polynomial alone (no exp, no division).
+  // CHECK: %[[T:.*]] = math.absf %{{.*}} : vector<16xf32>
+  // CHECK: %[[SMALL:.*]] = arith.cmpf olt, %[[T]], %{{.*}} : vector<16xf32>
+  // CHECK: %[[ALLSMALL:.*]] = vector.reduction <and>, %[[SMALL]] : vector<16xi1> into i1
+  // CHECK: scf.if %[[ALLSMALL]] -> (vector<16xf32>)
+  // CHECK-NOT: arith.divf
+  // CHECK: math.copysign
+  // CHECK-NEXT: scf.yield
+  // CHECK: } else {
+  // CHECK: arith.divf
+  // CHECK: math.copysign
+  // CHECK: scf.yield
+  %4 = math.tanh %v : vector<16xf32>
+  return %0, %1, %2, %3, %4 : f32, f32, f32, vector<16xf32>, vector<16xf32>
+}
+
+// Vectors of any shape reduce their lane test flattened.
+// CHECK-LABEL: func.func @vector_2d
+func.func @vector_2d(%v: vector<1x16xf32>) -> vector<1x16xf32> {
+  // CHECK: vector.shape_cast {{.*}} : vector<1x16xi1> to vector<16xi1>
+  // CHECK: vector.reduction <and>
+  // CHECK: scf.if
+  %0 = math.exp %v : vector<1x16xf32>
+  return %0 : vector<1x16xf32>
 }
 
 // erf has no LLVM intrinsic: a vector erf becomes one scalar erf per element (libm's, later).

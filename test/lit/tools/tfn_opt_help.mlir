@@ -56,6 +56,7 @@
 // OPTS-NEXT: {{^ +}}vector-registers=<uint>
 // OPTS-NEXT: --tfn-vectorize-elementwise{{ +}}Tile compute-heavy
 // OPTS-NEXT: {{^ +}}lanes=<uint>{{ +}}f32 lanes of one vector op
+// OPTS-NEXT: {{^ +}}vector-bits=<uint>{{ +}}width of a vector register
 // OPTS: --tfn-vectorize-reductions{{ +}}Rewrite f32 sum
 // OPTS-NEXT: {{^ +}}lanes=<uint>
 // OPTS-NEXT: {{^ +}}workers=<uint>
