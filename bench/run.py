@@ -14,10 +14,14 @@ import tempfile
 import time
 
 # --target must take effect before NumPy, JAX and tfn are imported: it sets tfn's TFN_TARGET_FEATURES and asks
-# OpenBLAS (OPENBLAS_CORETYPE, honoured by DYNAMIC_ARCH builds such as NumPy's) and XLA (--xla_cpu_max_isa) for the
-# same instruction set, so every column runs code for the one target.
-TARGETS = {"native": {}, "avx512": {"OPENBLAS_CORETYPE": "SkylakeX", "XLA_FLAGS": "--xla_cpu_max_isa=AVX512"},
-           "avx2": {"OPENBLAS_CORETYPE": "Haswell", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}}
+# OpenBLAS (OPENBLAS_CORETYPE, honoured by DYNAMIC_ARCH builds such as NumPy's), XLA (--xla_cpu_max_isa) and
+# TensorFlow's oneDNN kernels (ONEDNN_MAX_CPU_ISA) for the same instruction set, so every column runs code for the
+# one target.
+TARGETS = {"native": {},
+           "avx512": {"OPENBLAS_CORETYPE": "SkylakeX", "XLA_FLAGS": "--xla_cpu_max_isa=AVX512",
+                      "ONEDNN_MAX_CPU_ISA": "AVX512_CORE"},
+           "avx2": {"OPENBLAS_CORETYPE": "Haswell", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
+                    "ONEDNN_MAX_CPU_ISA": "AVX2"}}
 
 
 def _target_from_argv(argv):
@@ -1155,7 +1159,7 @@ def machine():
     blas = f"OpenBLAS threads {get()}" if get else "BLAS threads unknown"
     env = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ}
     target = tfn.config.get_target()
-    others = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "XLA_FLAGS") if k in os.environ}
+    others = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "XLA_FLAGS", "ONEDNN_MAX_CPU_ISA") if k in os.environ}
     return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} CPUs ({model}); {mem} MiB RAM; "
             f"tfn target {target.isa} (TFN_TARGET_FEATURES={os.environ.get('TFN_TARGET_FEATURES', 'native')}: "
             f"{target.describe()}){'; ' + str(others) if others else ''}; "
