@@ -613,27 +613,50 @@ def _other_first_steps(names, reps):
 _RSS_CHILD = r"""
 import json, resource, sys
 sys.path.insert(0, {bench!r})
-import numpy as np
-import tfn
-import run
-x, y, init = run._mlp_data()
-params, tx, ty = [tfn.Variable(p) for p in init], tfn.constant(x), tfn.constant(y)
-step = tfn.function(run.tfn_train_step) if {compiled} else run.tfn_train_step
-step(params, tx, ty)
-tfn.config.wait_for_optimized_code()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_mib():  # VmHWM: this process's own peak (ru_maxrss would report the bench's peak, copied at fork)
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+which = {which!r}
+if which == "JAX jit":
+    import run
+    x, y, init = run._mlp_data()
+    jax_step = run._jax_train_step(init, x, y)
+    jax_step()
+
+    def step():
+        jax_step()
+else:
+    import tfn
+    import run
+    x, y, init = run._mlp_data()
+    params, tx, ty = [tfn.Variable(p) for p in init], tfn.constant(x), tfn.constant(y)
+    train = tfn.function(run.tfn_train_step) if which == "tfn compiled" else run.tfn_train_step
+
+    def step():
+        train(params, tx, ty)
+    step()
+    tfn.config.wait_for_optimized_code()
+before = peak_mib()
 for _ in range(20):
-    step(params, tx, ty)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"before": before / 1024, "after": after / 1024}}))
+    step()
+after = peak_mib()
+print(json.dumps({{"before": before, "after": after}}))
 """
 
 
-def training_peak_rss(compiled):
-    """(peak RSS MiB after the first step, growth over 20 more steps) of the training step in a new process."""
-    script = os.path.join(_CACHE_ROOT, f"rss_{int(compiled)}.py")
+def training_peak_rss(which):
+    """(peak RSS MiB after the first step, growth over 20 more steps) of the training step in a new process:
+    which is "tfn compiled", "tfn eager" or "JAX jit"."""
+    script = os.path.join(_CACHE_ROOT, f"rss_{which.replace(' ', '_')}.py")
     with open(script, "w") as f:
-        f.write(_RSS_CHILD.format(bench=os.path.dirname(os.path.abspath(__file__)), compiled=compiled))
+        f.write(_RSS_CHILD.format(bench=os.path.dirname(os.path.abspath(__file__)), which=which))
     env = dict(os.environ, TFN_CACHE_DIR=tempfile.mkdtemp(dir=_CACHE_ROOT))
     out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -666,9 +689,15 @@ def case_training(fws, cfg):
                     "speedup = JAX / tfn" + ("" if vs_jax is None else f"; tfn / JAX {vs_jax:.2f}x")
                     + f"; tfn's optimised code in place {tfn_ready * 1e3:.0f} ms after the call started"
                     + ("" if tfn.config.get_tiered_compilation() else " (tiered compilation off)")))
-    rss = {"tfn compiled": training_peak_rss(True), "tfn eager": training_peak_rss(False)}
+    rss = {name: training_peak_rss(name) for name in ("tfn compiled", "tfn eager")}
+    if "JAX jit" in [fw.name for fw in fws]:
+        try:
+            rss["JAX jit"] = training_peak_rss("JAX jit")
+        except subprocess.CalledProcessError as e:  # a framework failing must not stop the suite
+            print(f"(h) JAX's peak RSS: not measured ({e})", flush=True)
     note = "; ".join(f"{k}: +{v[1]:.1f} MiB over 20 more steps" for k, v in rss.items())
-    rows.append(row("(h) peak RSS, training step process", "MiB", {k: v[0] for k, v in rss.items()}, note=note))
+    rows.append(row("(h) peak RSS, training step process", "MiB", {k: v[0] for k, v in rss.items()},
+                    note=note + "; each in a new process of its own (VmHWM)"))
     return rows
 
 
