@@ -109,7 +109,8 @@ def _gather_grad(op, g):
     # params = [Bt.., A.., N, B..], indices = [Bt.., I..], g = [Bt.., A.., I.., B..]:
     # dparams[bt, a, n, b] = sum_i one_hot(indices)[bt, i, n] * g[bt, a, i, b], one batched matmul.
     params, indices = op.inputs
-    axis, bd = op.attrs["axis"] % params.ndim, op.attrs["batch_dims"] % max(indices.ndim, 1)
+    axis, bd = op.attrs["axis"] % params.ndim, op.attrs["batch_dims"]
+    bd = bd + indices.ndim if bd < 0 else bd  # batch_dims == indices' rank is valid: one index per batch entry
     ps = _static(params, "tfn.gather")
     bt, a, n, b = _prod(ps[:bd]), _prod(ps[bd:axis]), ps[axis], _prod(ps[axis + 1:])
     if bt == 1 and a == 1 and None in indices._shape:  # indices of run-time shape: i is the one -1 below

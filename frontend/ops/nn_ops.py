@@ -6,7 +6,7 @@ from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
-from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
+from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, slicing_ops
 
 
 def _pair(value, what):
@@ -100,6 +100,34 @@ def softmax(logits, axis=None, name=None):
     axis = -1 if axis is None else axis
     e = math_ops.exp(x - reduction_ops.reduce_max(x, axis=axis, keepdims=True))
     return e / reduction_ops.reduce_sum(e, axis=axis, keepdims=True)
+
+
+@export("nn.softmax_cross_entropy_with_logits")
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """-sum(labels * log_softmax(logits)) along `axis`: one loss per example, `labels` a probability distribution of
+    the logits' shape (its gradient does not flow into the labels' producer in TF's v1 op; here it does, as TF 2's
+    v2 op does)."""
+    x = convert_to_tensor(logits)
+    z = convert_to_tensor(labels, dtype=x.dtype)
+    if z.shape.rank is not None and x.shape.rank is not None and (z.shape.rank != x.shape.rank or any(
+            a is not None and b is not None and a != b for a, b in zip(z.shape.as_list(), x.shape.as_list()))):
+        raise ValueError(f"labels and logits must have the same shape, got {z.shape} and {x.shape}")
+    return -reduction_ops.reduce_sum(z * log_softmax(x, axis=axis), axis=axis)
+
+
+@export("nn.sparse_softmax_cross_entropy_with_logits")
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """-log_softmax(logits)[..., labels]: one loss per example, `labels` class indices of the logits' leading shape;
+    a label outside [0, classes) raises InvalidArgumentError (the gather's index check), as TF does on CPU."""
+    x = convert_to_tensor(logits)
+    y = convert_to_tensor(labels)
+    if y.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"labels must be int32 or int64, got {y.dtype.name}")
+    rank = y.shape.rank
+    if rank is not None and x.shape.rank is not None and rank != x.shape.rank - 1:
+        raise ValueError(f"Rank mismatch: Rank of labels (received {rank}) should equal rank of logits minus 1 "
+                         f"(received {x.shape.rank}).")
+    return -slicing_ops.gather(log_softmax(x), y, axis=rank, batch_dims=rank)
 
 
 def _pad_axis(x, axis, before, after, value):

@@ -220,6 +220,34 @@ def test_nn_softmax_log_softmax_stable_with_gradient():
     np.testing.assert_array_equal(tf.nn.relu(tf.constant([-1.0, 2.0])).numpy(), [0.0, 2.0])
 
 
+def test_nn_softmax_cross_entropy_with_logits_sparse_and_dense():
+    """TF's per-example losses: -log_softmax(logits) at the label (sparse: class indices, any leading shape) or
+    weighted by a label distribution (dense); eager equals compiled; the gradient is softmax - labels; a label out
+    of range raises InvalidArgumentError, a rank mismatch ValueError."""
+    logits = RNG.standard_normal((2, 3, 5)).astype(np.float32)
+    labels = RNG.integers(0, 5, (2, 3))
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    want = -np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
+    sparse = tf.nn.sparse_softmax_cross_entropy_with_logits
+    f = tf.function(lambda y, x: (sparse(labels=y, logits=x),
+                                  tf.nn.softmax_cross_entropy_with_logits(tf.one_hot(y, 5), x)))
+    for got in (sparse(labels=labels, logits=logits), *f(tf.constant(labels), tf.constant(logits))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    x = tf.constant(logits)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(sparse(labels=labels, logits=x))
+    onehot = np.eye(5, dtype=np.float32)[labels]
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.exp(log_probs) - onehot, atol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="5 is not in"):
+        f(tf.constant(np.full((2, 3), 5)), x)
+    with pytest.raises(ValueError, match="Rank mismatch"):
+        sparse(labels=labels[0], logits=logits)
+    with pytest.raises(ValueError, match="same shape"):
+        tf.nn.softmax_cross_entropy_with_logits(onehot[:, :2], logits)
+
+
 def test_nn_pooling_compiled_equals_eager():
     x = rand(2, 6, 5, 3)
     f = tf.function(lambda t: (tf.nn.max_pool2d(t, 3, 2, "SAME"), tf.nn.avg_pool2d(t, 2, 1, "VALID")))
