@@ -17,7 +17,9 @@ the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR t
 their own, so the input is never padded in width. Filters beyond the last full NR-wide panel get a narrower panel of
 their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into their columns of the
 same row. The rows are an scf.forall (run on the worker threads by tfn-async-parallel) when the convolution is big
-enough, else an scf.for nest.
+enough, else an scf.for nest. When the convolution's only use adds a vector of one value per filter (a Conv2D
+layer's bias), each row's accumulators start as that bias (a tagged broadcast in place of the zero fill) and the add
+is dropped: one pass less over the output (conv_bias).
 M' is a multiple of MR, K' of KR and N' of NR, and each cache tile divides its padded size, so every tile that
 tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The packs, fills and contractions are
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
