@@ -17,7 +17,9 @@ the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR t
 their own, so the input is never padded in width. Filters beyond the last full NR-wide panel get a narrower panel of
 their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into their columns of the
 same row. The rows are an scf.forall (run on the worker threads by tfn-async-parallel) when the convolution is big
-enough, else an scf.for nest.
+enough, else an scf.for nest. When the convolution's only use adds a vector of one value per filter (a Conv2D
+layer's bias), each row's accumulators start as that bias (a tagged broadcast in place of the zero fill) and the add
+is dropped: one pass less over the output (conv_bias).
 M' is a multiple of MR, K' of KR and N' of NR, and each cache tile divides its padded size, so every tile that
 tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The packs, fills and contractions are
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
-from tfn.passes.lowering.common import affine_map, generic, index, parallel, reduction
+from tfn.passes.lowering.common import affine_map, generic, identity_map, index, parallel, reduction
 from tfn.passes.options import TASKS_PER_WORKER, VECTOR_BITS, VECTOR_REGISTERS, WORKERS, Option, positive
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
@@ -476,9 +478,11 @@ def tail_panel(nf, t):
     return (nf - rem, width) if width < t.nr else None
 
 
-def rewrite_conv(op, t):
+def rewrite_conv(op, t, bias=None):
     """Per output row: a tagged fill and KH x KW tagged contractions of strided input slices with packed taps; filters
-    beyond the last full panel (tail_panel) in a panel of their own, computed into the same row."""
+    beyond the last full panel (tail_panel) in a panel of their own, computed into the same row. With `bias` (a [F]
+    vector the convolution's result is added to, conv_bias), each row's accumulators start as the bias instead of
+    zero (a tagged broadcast in place of the fill), so the caller drops the add: one pass less over the output."""
     x, w, c = op.operands
     (sh, sw), (dh, dw) = _attr_pair(op, "strides"), _attr_pair(op, "dilations")
     kh, kw, ch, nf = _shape(w)
@@ -499,12 +503,16 @@ def rewrite_conv(op, t):
                   (main, cols, tt, _filter_panels(w, main, nf - main, cols, cp, tt))]
     width = groups[-1][0] + groups[-1][1]
     fill = _fill_value(c)
+    starts = {start: None if bias is None else _bias_panels(bias, start, min(cols, nf - start), cols, g)
+              for start, cols, g, _ in groups}
 
-    def accumulate(b, r, acc, g, wp, row_shape):
+    def accumulate(b, r, acc, g, wp, row_shape, first_col=0):
         main_cols = ow - ow % g.mr
         parts = [(start, size, mr) for start, size, mr in ((0, main_cols, g.mr), (main_cols, ow - main_cols,
                                                                                 ow - main_cols)) if size]
-        acc = _filled(acc, fill, _largest_divisor(ow, g.mr))
+        rows = _largest_divisor(ow, g.mr)
+        first = starts[first_col]
+        acc = _filled(acc, fill, rows) if first is None else _tag(_broadcast_rows(first, acc), "fill", [rows, 1, 0])
         for i in range(kh):
             x_row = r if sh == 1 else arith.muli(r, index(sh))
             x_row = arith.addi(x_row, index(i * dh)) if i else x_row
@@ -534,7 +542,7 @@ def rewrite_conv(op, t):
             flat = _slice(acc, [0, start], [ow, cols])
             view = tensor.expand_shape(ir.RankedTensorType.get(row_shape, ir.F32Type.get()), flat, [[0], [1, 2]], [],
                                        row_shape)
-            done = accumulate(b, r, view, g, wp, row_shape)
+            done = accumulate(b, r, view, g, wp, row_shape, start)
             flat = tensor.collapse_shape(ir.RankedTensorType.get([ow, cols], ir.F32Type.get()), done, [[0], [1, 2]])
             acc = _insert(flat, acc, [0, start], [ow, cols])
         return acc
@@ -545,6 +553,74 @@ def rewrite_conv(op, t):
         return rows
     result = ir.RankedTensorType.get([n, oh, ow, nf], ir.F32Type.get())
     return tensor.extract_slice(result, rows, [], [], [], [0] * 4, [n, oh, ow, nf], [1] * 4)
+
+
+def _bias_panels(bias, start, count, cols, t):
+    """bias [F]'s entries start .. start + count, zero-padded to cols and shaped as panels [cols / NR, NR]."""
+    if count != _shape(bias)[0]:
+        bias = _slice(bias, [start], [count])
+    flat = _padded(bias, [cols])
+    shape = [cols // t.nr, t.nr]
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, ir.F32Type.get()), flat, [[0, 1]], [], shape)
+
+
+def _broadcast_rows(panels, out):
+    """A linalg.generic copying panels [P, NR] into every row of out [OW, P, NR]."""
+    maps = [affine_map(3, [ir.AffineDimExpr.get(1), ir.AffineDimExpr.get(2)]), identity_map(3)]
+    return generic([panels], maps[:1], [out], maps[1:], parallel(3), lambda v, _: v)[0]
+
+
+def _arg_of(value, op):
+    return next((i for i, a in enumerate(op.regions[0].blocks[0].arguments) if a == value), None)
+
+
+def _defined_before(value, op):
+    """Whether value is an argument of op's function or defined by an op before op in op's block."""
+    if isinstance(value, ir.BlockArgument):
+        parent = value.owner.owner
+        return getattr(parent, "operation", parent).name == "func.func"
+    owner = getattr(value.owner, "operation", value.owner)
+    block = op.operation.block
+    if not isinstance(owner, ir.Operation) or owner.block != block:
+        return False
+    for o in block.operations:
+        o = getattr(o, "operation", o)
+        if o == owner:
+            return True
+        if o == op:
+            return False
+    return False
+
+
+def conv_bias(op):
+    """(the bias [F], the add) when a candidate convolution starting from zero has a single use, a linalg.generic
+    adding a vector of one value per filter (broadcast along the last dim) and yielding the sum, the vector defined
+    before the convolution; else None (the add then stays)."""
+    fill = _fill_value(op.operands[2])
+    const = getattr(fill.owner, "operation", fill.owner)
+    if not isinstance(const, ir.Operation) or const.name != "arith.constant" or \
+            ir.FloatAttr(const.attributes["value"]).value != 0.0:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    g, operand = uses[0].owner, uses[0].operand_number
+    g = getattr(g, "operation", g)
+    if g.name != "linalg.generic" or len(g.operands) != 3 or len(g.results) != 1 or operand > 1:
+        return None
+    maps = [str(m) for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    ident = "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"
+    if maps[operand] != ident or maps[2] != ident or maps[1 - operand] != "affine_map<(d0, d1, d2, d3) -> (d3)>":
+        return None
+    ops = [getattr(o, "operation", o) for o in g.regions[0].blocks[0].operations]
+    if [o.name for o in ops] != ["arith.addf", "linalg.yield"] or ops[1].operands[0] != ops[0].results[0]:
+        return None
+    if {_arg_of(v, g) for v in ops[0].operands} != {0, 1} or "fastmath" in str(ops[0].attributes):
+        return None
+    bias = g.operands[1 - operand]
+    if not _static_f32(bias) or not _defined_before(bias, op):
+        return None
+    return bias, g
 
 
 def _filter_panels(w, start, count, cols, cp, t):
@@ -570,13 +646,20 @@ def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_wor
     t = dataclasses.replace(Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker),
                             min_parallel_flops=min_parallel_flops)
     for op in collect(module_op, candidate):
+        add = None
         with ir.InsertionPoint(op), op.location:
-            rewrite = {"linalg.conv_2d_nhwc_hwcf": rewrite_conv, "linalg.generic": rewrite_generic}.get(op.name,
-                                                                                                       rewrite_matmul)
-            new = rewrite(op, t)
+            if op.name == "linalg.conv_2d_nhwc_hwcf":
+                found = conv_bias(op)
+                bias, add = found if found is not None else (None, None)
+                new = rewrite_conv(op, t, bias)
+            else:
+                new = (rewrite_generic if op.name == "linalg.generic" else rewrite_matmul)(op, t)
         producers = [v.owner for v in op.operands[:2]]
         op.results[0].replace_all_uses_with(new)
         op.erase()
+        if add is not None:  # the bias add, now the accumulators' start, is dropped
+            add.results[0].replace_all_uses_with(new)
+            add.erase()
         for p in producers:
             p = getattr(p, "operation", p)
             if isinstance(p, ir.Operation) and p.name == "linalg.transpose" and not list(p.results[0].uses):

@@ -132,6 +132,37 @@ def test_conv2d_eager_and_compiled_match_the_reference():
         assert_close(got_c.numpy(), want)
 
 
+@pytest.mark.parametrize("level", ["native", "avx2"])
+def test_conv2d_plus_bias(monkeypatch, level):
+    """A bias added along the filters of a packed convolution (tfn-pack-matmul starts each row's accumulators from
+    it and drops the add): full panels only, a tail panel, padded filters, rows on the workers or not; with the
+    convolution also returned (the add then stays) and followed by a ReLU. Results equal the float64 reference."""
+    try:
+        target.target_for(level)
+    except ValueError:
+        pytest.skip(f"this machine cannot run {level} code")
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    for xs, ws, s, p, d in [CONVS[3], CONVS[5], CONVS[6], CONVS[7], CONVS[8]]:
+        x, w = RNG.random(xs, dtype=np.float32) - 0.5, RNG.random(ws, dtype=np.float32) - 0.5
+        b = RNG.random(ws[3], dtype=np.float32) - 0.5
+        want = conv_reference(x, w, s, p, d)
+
+        def conv(x, w, s=s, p=p, d=d):
+            return tfn.nn.conv2d(x, w, list(s), p, dilations=list(d))
+
+        f = tfn.function(lambda x, w, b: (conv(x, w) + b, tfn.nn.relu(b + conv(x, w))))
+        fused, relu = f(x, w, b)
+        assert_close(fused.numpy(), want + b)
+        assert_close(relu.numpy(), np.maximum(want + b, 0))
+        both = tfn.function(lambda x, w, b: (conv(x, w) + b, conv(x, w)))(x, w, b)
+        assert_close(both[0].numpy(), want + b)
+        assert_close(both[1].numpy(), want)
+    # the contractions accumulate with vector.contract: an arith.addf left is the separate bias add
+    alone = tfn.function(lambda x, w, b: conv(x, w) + b).get_concrete_function(x, w, b).ir("bufferized")
+    kept = tfn.function(lambda x, w, b: (conv(x, w) + b, conv(x, w))).get_concrete_function(x, w, b).ir("bufferized")
+    assert "arith.addf" not in alone and "arith.addf" in kept
+
+
 def test_conv2d_dynamic_shapes():
     spec = [tfn.TensorSpec([None, None, None, 3], tfn.float32), tfn.TensorSpec([3, 3, 3, 2], tfn.float32)]
     f = tfn.function(lambda x, w: tfn.nn.conv2d(x, w, 2, "SAME"), input_signature=spec)

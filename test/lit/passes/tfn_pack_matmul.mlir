@@ -117,6 +117,54 @@ func.func @conv(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>) -> tensor
   return %2 : tensor<1x28x38x36xf32>
 }
 
+// A bias added along the filters becomes the accumulators' start: its 32 + 4 entries (the 4 padded to the 8-wide
+// tail panel) broadcast into each panel of the row in place of the zero fill, and the add is dropped.
+// CHECK-LABEL: func.func @conv_bias
+func.func @conv_bias(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>, %b: tensor<36xf32>) -> tensor<1x28x38x36xf32> {
+  // CHECK: %[[B0:.*]] = tensor.extract_slice %arg2[0] [32] [1] : tensor<36xf32> to tensor<32xf32>
+  // CHECK: %[[P0:.*]] = tensor.expand_shape %[[B0]] {{.*}} into tensor<1x32xf32>
+  // CHECK: %[[B1:.*]] = tensor.extract_slice %arg2[32] [4] [1] : tensor<36xf32> to tensor<4xf32>
+  // CHECK: %[[PAD:.*]] = tensor.pad %[[B1]] low[0] high[4]
+  // CHECK: %[[P1:.*]] = tensor.expand_shape %[[PAD]] {{.*}} into tensor<1x8xf32>
+  // CHECK: scf.forall
+  // CHECK-NOT: linalg.fill
+  // CHECK: linalg.generic {{.*}} ins(%[[P0]] : tensor<1x32xf32>) outs(%{{.*}} : tensor<38x1x32xf32>) attrs = {tfn.kernel = "fill", tfn.tiles = [array<i64: 2, 1, 0>]}
+  // CHECK: linalg.generic {{.*}} ins(%[[P1]] : tensor<1x8xf32>) outs(%{{.*}} : tensor<38x1x8xf32>) attrs = {tfn.kernel = "fill"
+  // CHECK: %[[R:.*]] = tensor.extract_slice {{.*}} to tensor<1x28x38x36xf32>
+  // CHECK-NOT: arith.addf
+  // CHECK: return %[[R]]
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<1x28x38x36xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x30x40x20xf32>, tensor<3x3x20x36xf32>) outs(%1 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %b : tensor<1x28x38x36xf32>, tensor<36xf32>) outs(%0 : tensor<1x28x38x36xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    linalg.yield %4 : f32
+  } -> tensor<1x28x38x36xf32>
+  return %3 : tensor<1x28x38x36xf32>
+}
+
+// When the convolution's result is used besides the bias add, the accumulators start at zero and the add stays.
+// CHECK-LABEL: func.func @conv_bias_kept
+func.func @conv_bias_kept(%x: tensor<1x30x40x20xf32>, %w: tensor<3x3x20x36xf32>, %b: tensor<36xf32>) -> (tensor<1x28x38x36xf32>, tensor<1x28x38x36xf32>) {
+  // CHECK: linalg.fill {tfn.kernel = "fill"
+  // CHECK: %[[C:.*]] = tensor.extract_slice {{.*}} to tensor<1x28x38x36xf32>
+  // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[C]], %arg2
+  // CHECK: arith.addf
+  // CHECK: return %[[S]], %[[C]]
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<1x28x38x36xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x30x40x20xf32>, tensor<3x3x20x36xf32>) outs(%1 : tensor<1x28x38x36xf32>) -> tensor<1x28x38x36xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %b : tensor<1x28x38x36xf32>, tensor<36xf32>) outs(%0 : tensor<1x28x38x36xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    linalg.yield %4 : f32
+  } -> tensor<1x28x38x36xf32>
+  return %3, %2 : tensor<1x28x38x36xf32>, tensor<1x28x38x36xf32>
+}
+
 // A strided, dilated convolution too small for the workers: its rows are an scf.for nest; input rows oh * 2 + 2 kh,
 // columns 2 ow + 2 kw (stride 2 in the slice); 7 channels padded to 8.
 // CHECK-LABEL: func.func @conv_strided
