@@ -32,6 +32,6 @@ print("Tiered compilation on:", tf.config.get_tiered_compilation())
 losses = [train_step(images, labels)]  # quick code: LLVM's O0 output of the same vectorised kernels
 print("Optimised code in place:", tf.config.wait_for_optimized_code())
 losses += [train_step(images, labels) for _ in range(4)]  # the optimised code, swapped in
-print("Losses of five steps:", [round(float(v), 4) for v in losses])
+print("Losses of five steps:", [round(float(v), 3) for v in losses])
 print("Later processes load the optimised code from the artifact cache at once; TFN_TIERED_COMPILATION=0 makes a")
 print("first call wait for it.")
