@@ -43,7 +43,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 from tfn.passes.lowering.common import affine_map, generic, identity_map, index, parallel, reduction
 from tfn.passes.options import TASKS_PER_WORKER, VECTOR_BITS, VECTOR_REGISTERS, WORKERS, Option, positive
 from tfn.passes.registry import register
-from tfn.passes.walk import collect
+from tfn.passes.walk import collect, defined_before
 
 # Cache tiles (upper bounds; the largest multiple of the register tile dividing). tfn-vectorize-kernels orders the
 # loops as GotoBLAS does: a KC x NC block of packed B is reused by every MC-row block of A. Measured on two cores,
@@ -574,24 +574,6 @@ def _arg_of(value, op):
     return next((i for i, a in enumerate(op.regions[0].blocks[0].arguments) if a == value), None)
 
 
-def _defined_before(value, op):
-    """Whether value is an argument of op's function or defined by an op before op in op's block."""
-    if isinstance(value, ir.BlockArgument):
-        parent = value.owner.owner
-        return getattr(parent, "operation", parent).name == "func.func"
-    owner = getattr(value.owner, "operation", value.owner)
-    block = op.operation.block
-    if not isinstance(owner, ir.Operation) or owner.block != block:
-        return False
-    for o in block.operations:
-        o = getattr(o, "operation", o)
-        if o == owner:
-            return True
-        if o == op:
-            return False
-    return False
-
-
 def conv_bias(op):
     """(the bias [F], the add) when a candidate convolution starting from zero has a single use, a linalg.generic
     adding a vector of one value per filter (broadcast along the last dim) and yielding the sum, the vector defined
@@ -618,7 +600,7 @@ def conv_bias(op):
     if {_arg_of(v, g) for v in ops[0].operands} != {0, 1} or "fastmath" in str(ops[0].attributes):
         return None
     bias = g.operands[1 - operand]
-    if not _static_f32(bias) or not _defined_before(bias, op):
+    if not _static_f32(bias) or not defined_before(bias, op):
         return None
     return bias, g
 

@@ -26,7 +26,7 @@ from mlir.dialects import arith, linalg, tensor
 from tfn.passes.options import VECTOR_BITS, VECTOR_REGISTERS
 from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import match_tagged, named_sequence, try_schedule
-from tfn.passes.walk import collect
+from tfn.passes.walk import collect, defined_before
 
 # Every tap is unrolled: a big filter (the filter gradient correlates with the whole output gradient, one tap per
 # output pixel) would make a huge function, so those stay on the generic's loops.
@@ -346,7 +346,7 @@ def _bias_add(op, forall_fix):
         if user.name != "linalg.generic":
             return None
         b = _is_bias_add(user, uses[0].operand_number)
-        if b is None or not _dominates(_full(b), op):
+        if b is None or not defined_before(_full(b), op):
             return None
         return _full(b), user, user.results[0], None
     forall = forall_fix[0]
@@ -366,7 +366,7 @@ def _bias_add(op, forall_fix):
         return None
     g = reads[0].owner
     b = _is_bias_add(g, reads[0].operand_number)
-    if b is None or not _dominates(_full(b), forall):
+    if b is None or not defined_before(_full(b), forall):
         return None
     g_uses = list(g.results[0].uses)
     if len(g_uses) != 1 or g_uses[0].owner.name != "tensor.parallel_insert_slice":
@@ -392,23 +392,6 @@ def _slice_text(op, ivs):
     if len(view.sizes) or len(view.strides):
         return None
     return attrs, tuple(_arg(v, ivs) for v in view.offsets)
-
-
-def _dominates(value, op):
-    """Whether value is a function argument or is defined in op's block before op."""
-    if isinstance(value, ir.BlockArgument):
-        parent = value.owner.owner
-        return getattr(parent, "operation", parent).name == "func.func"
-    owner = _owner(value)
-    block = op.parent.regions[0].blocks[0] if op.parent else None
-    if owner is None or block is None:
-        return False
-    for o in block.operations:
-        if o == owner:
-            return True
-        if o == op:
-            return False
-    return False
 
 
 def _erase_if_unused(op):

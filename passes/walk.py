@@ -39,3 +39,22 @@ def replace_declared_calls(root, attr, emit):
         call.erase()
     for fn in decls.values():
         fn.erase()
+
+
+def defined_before(value, op):
+    """Whether `value` is an argument of its function or the result of an op before `op` in op's block (so a
+    rewrite at `op` may use it)."""
+    if isinstance(value, ir.BlockArgument):
+        parent = value.owner.owner
+        return getattr(parent, "operation", parent).name == "func.func"
+    owner = getattr(value.owner, "operation", value.owner)
+    op = getattr(op, "operation", op)
+    if not isinstance(owner, ir.Operation) or owner.block != op.block:
+        return False
+    for o in op.block.operations:
+        o = getattr(o, "operation", o)
+        if o == owner:
+            return True
+        if o == op:
+            return False
+    return False
