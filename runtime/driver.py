@@ -77,16 +77,15 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
         return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
     on_error = error_describer(module, symbol, options)
 
-    def load(artifact):
-        return Executable(artifact.path, symbol, in_types, out_types, on_error=on_error, handlers=handlers,
+    def load(artifact, scratch=None):
+        return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error, handlers=handlers,
                           source=artifact.name)
 
     with module.context:
         artifact, scratch, upgrade = _artifact(module, options, symbol, name, tiered and options.opt_level is None)
     try:
         with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
-            exe = Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error,
-                             handlers=handlers, source=artifact.name)
+            exe = load(artifact, scratch)
     except BaseException:
         if upgrade is not None:
             upgrade.discard()

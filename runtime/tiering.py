@@ -25,7 +25,7 @@ import threading
 import time
 
 from tfn.dialects.errors import CompileError
-from tfn.runtime import cache, compiler
+from tfn.runtime import cache, compiler, toolchain
 
 ENV = "TFN_TIERED_COMPILATION"
 # The quick tier's LLVM opt level, and the bytecode size of an LLVM-dialect module from which it is used: below,
@@ -101,7 +101,7 @@ class Upgrade:
 
         self._started = time.perf_counter()
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_mlir_site(), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
         argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
                 os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
         with _lock:
@@ -243,13 +243,6 @@ def _tail(path):
     except OSError:
         return ""
     return f":\n{text}" if text else ""
-
-
-def _mlir_site():
-    """The folder the MLIR bindings are imported from (the child imports the same ones)."""
-    from mlir import ir  # start-up cost: loaded already when a module is compiled
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(ir.__file__)))
 
 
 @atexit.register
