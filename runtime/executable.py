@@ -15,14 +15,12 @@ import threading
 
 import numpy as np
 
+from tfn.dialects import mlir_loading
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
 from tfn.runtime import callbacks, fastcall, toolchain
 
-_libc = ctypes.CDLL(None)
-_libc.free.argtypes = [ctypes.c_void_p]
-_libc.free.restype = None
-_free = _libc.free
+_free = mlir_loading.LIBC.free  # (resolved before MLIR's libraries started loading: see there)
 _GLOBAL_SENTINEL = 0xDEADBEEF  # memref.get_global's `allocated`: a constant, never freed
 _DESCRIPTORS = {}
 
