@@ -27,8 +27,52 @@ def softmax(x, axis=-1):
     return tf.nn.softmax(x, axis)
 
 
+def elu(x, alpha=1.0):
+    """x where positive, alpha * (exp(x) - 1) elsewhere."""
+    return tf.nn.elu(x) if alpha == 1.0 else tf.where(x > 0, x, alpha * tf.math.expm1(x))
+
+
+def selu(x):
+    return tf.nn.selu(x)
+
+
+def gelu(x, approximate=False):
+    return tf.nn.gelu(x, approximate=approximate)
+
+
+def silu(x):
+    return tf.nn.silu(x)
+
+
+def softplus(x):
+    return tf.nn.softplus(x)
+
+
+def softsign(x):
+    return tf.nn.softsign(x)
+
+
+def relu6(x):
+    return tf.nn.relu6(x)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    return tf.nn.leaky_relu(x, alpha=negative_slope)
+
+
+def exponential(x):
+    return tf.exp(x)
+
+
+def hard_sigmoid(x):
+    """Keras 3's piecewise-linear sigmoid: relu6(x + 3) / 6."""
+    return tf.nn.relu6(x + 3.0) / 6.0
+
+
 _BY_NAME = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax,
-            "log_softmax": log_softmax}
+            "log_softmax": log_softmax, "elu": elu, "selu": selu, "gelu": gelu, "silu": silu, "swish": silu,
+            "softplus": softplus, "softsign": softsign, "relu6": relu6, "leaky_relu": leaky_relu,
+            "exponential": exponential, "hard_sigmoid": hard_sigmoid}
 
 
 def get(identifier):

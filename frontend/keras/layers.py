@@ -5,7 +5,6 @@ import re
 
 import numpy as np
 
-from tfn import random as tfn_random
 from tfn.keras import activations, initializers
 from tfn.keras._ops import tf
 from tfn.state.module import Module
@@ -336,16 +335,19 @@ class Dropout(Layer):
         if not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
-        self.rate, self.seed = float(rate), seed
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
+        if self.rate == 1:
+            return tf.zeros_like(inputs)
         shape = tuple(inputs.shape)
-        if None in shape:
+        noise = shape if self.noise_shape is None else tuple(
+            d if d is not None else shape[i] for i, d in enumerate(self.noise_shape))  # (None: the input's)
+        if None in noise:
             raise ValueError(f"Dropout in training needs a static input shape, got {shape}")
-        keep = tfn_random.uniform(shape, seed=self.seed) >= self.rate
-        return tf.where(keep, inputs / (1.0 - self.rate), tf.zeros_like(inputs))
+        return tf.nn.dropout(inputs, self.rate, noise_shape=noise, seed=self.seed)
 
 
 class Activation(Layer):
