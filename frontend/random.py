@@ -21,6 +21,9 @@ from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
+# The public surface (what `dir(tfn.random)` lists); the rest are this module's helpers and imports.
+__all__ = ["bitwise_xor", "normal", "philox4x32", "set_seed", "shuffle", "truncated_normal", "uniform"]
+
 _PRIME = 2**31 - 1  # seeds are kept modulo this
 _DEFAULT_SEED = 87654321
 _2_32 = 2**32
@@ -155,3 +158,7 @@ def shuffle(value, seed=None, name=None):
     order = reduction_ops.argmax(math_ops.cast(math_ops.equal(array_ops.expand_dims(rank, 0), pi), dtypes.int32),
                             axis=1)
     return gather(value, order)
+
+
+def __dir__():
+    return list(__all__)
