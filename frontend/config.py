@@ -9,6 +9,12 @@ from tfn.core import device_scope
 from tfn.core import graph as graph_mod
 from tfn.runtime import cuda_driver, devices, tiering
 
+# The public surface (what `dir(tfn.config)` lists); the rest are this module's helpers and imports.
+__all__ = ["LogicalDevice", "PhysicalDevice", "executing_eagerly", "experimental", "functions_run_eagerly",
+           "get_soft_device_placement", "get_target", "get_tiered_compilation", "list_logical_devices",
+           "list_physical_devices", "run_functions_eagerly", "set_soft_device_placement", "set_tiered_compilation",
+           "wait_for_optimized_code"]
+
 _RUN_EAGERLY = [False]
 
 
@@ -146,3 +152,7 @@ experimental = types.SimpleNamespace(
     list_physical_devices=list_physical_devices,
     list_logical_devices=list_logical_devices,
 )
+
+
+def __dir__():
+    return list(__all__)

@@ -72,7 +72,9 @@ def test_matmul_worker_splits():
     f = tfn.function(lambda *ab: [tfn.matmul(a, b) for a, b in zip(ab[::2], ab[1::2])])
     for got, a, b in zip(f(*arrays), arrays[::2], arrays[1::2]):
         assert_close(got.numpy(), a @ b)
-    assert f.get_concrete_function(*arrays).ir("bufferized").count("scf.forall") == 3
+    # the last is 15 x 3 tiles of 8 x 32 with AVX-512 (both odd: one thread); AVX2's 6 x 16 tiles make 20 x 6
+    split = 3 if tfn.config.get_target().vector_bits == 512 else 4
+    assert f.get_concrete_function(*arrays).ir("bufferized").count("scf.forall") == split
 
 
 def test_matmul_dynamic_and_empty_shapes_take_the_generic_path():
