@@ -4,16 +4,16 @@ Importing this package imports every family that registers public functions (cor
 `tfn`, `tfn.math`, `tfn.linalg` and `tfn.nn` namespaces take their op functions.
 """
 from tfn.ops import (  # noqa: F401  (each registers its family's public functions)
+    activation_ops,
     array_ops,
     collective_ops,
+    dropout_ops,
     fill_ops,
     linalg_ops,
+    loss_ops,
     math_ops,
-    nn_activations,
-    nn_dropout,
-    nn_losses,
-    nn_normalization,
     nn_ops,
+    normalization_ops,
     print_ops,
     reduction_ops,
     scatter_ops,
