@@ -1,38 +1,24 @@
-"""tfn-cache-large-buffers: the module's malloc and free calls go to tfn's buffer cache when the process has it.
+"""tfn-cache-large-buffers: the module's malloc and free calls go to tfn's buffer cache when the runtime gives one.
 
-Every `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
-tfn-return-on-failed-alloc adds) calls instead a new internal function, `tfn_cached_malloc` / `tfn_cached_free`,
-which calls `tfn_malloc` / `tfn_free` — weak external symbols — where they are bound when the code is loaded, and
-malloc / free where they are not. tfn's runtime binds them to its buffer cache (runtime/_buffer_cache.c: a large
-block freed is kept for the next call instead of being unmapped and faulted in again; it takes and gives plain
-malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an AOT export linked into a C
-program, a saved model's library) finds no such symbols and keeps malloc and free. Other allocators (the coroutine
-frames' aligned_alloc) are left alone. Run after tfn-return-on-failed-alloc (which finds the malloc calls it guards
-by name); a module without malloc or free calls is left unchanged.
+Each `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
+tfn-return-on-failed-alloc adds) becomes an indirect call of the function a module global holds —
+`tfn_malloc_hook` / `tfn_free_hook` (weak definitions, null at load) — or of malloc / free while it is null.
+tfn's runtime sets both when it loads the code (runtime/executable.py) to its buffer cache's tfn_malloc / tfn_free
+(runtime/_buffer_cache.c: a large block freed is kept for the next call instead of being unmapped and faulted in
+again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an
+AOT export linked into a C program) keeps malloc and free. Globals rather than symbols the loader binds: the JIT
+that generates the code resolves every symbol a module names, in a process that may have no buffer cache. Other
+allocators (the coroutine frames' aligned_alloc) are left alone. Run after tfn-return-on-failed-alloc (which finds
+the malloc calls it guards by name); a module without malloc or free calls is left unchanged.
 """
 from mlir import ir
+from mlir.dialects import llvm
 
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
-# callee -> (its wrapper, the cache's weak symbol, the LLVM function type both have)
-ROUTED = {"malloc": ("tfn_cached_malloc", "tfn_malloc", "!llvm.func<ptr (i64)>"),
-          "free": ("tfn_cached_free", "tfn_free", "!llvm.func<void (ptr)>")}
-
-
-def _wrapper_text(callee, wrapper, symbol):
-    if callee == "malloc":
-        head, call_plain, call_cached, ret = (
-            f"llvm.func linkonce_odr @{wrapper}(%n: i64) -> !llvm.ptr", "%p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr",
-            f"%q = llvm.call @{symbol}(%n) : (i64) -> !llvm.ptr", ("llvm.return %p : !llvm.ptr",
-                                                                    "llvm.return %q : !llvm.ptr"))
-    else:
-        head, call_plain, call_cached, ret = (
-            f"llvm.func linkonce_odr @{wrapper}(%b: !llvm.ptr)", "llvm.call @free(%b) : (!llvm.ptr) -> ()",
-            f"llvm.call @{symbol}(%b) : (!llvm.ptr) -> ()", ("llvm.return", "llvm.return"))
-    return (f"{head} {{\n  %f = llvm.mlir.addressof @{symbol} : !llvm.ptr\n  %z = llvm.mlir.zero : !llvm.ptr\n"
-            f"  %c = llvm.icmp \"eq\" %f, %z : !llvm.ptr\n  llvm.cond_br %c, ^plain, ^cached\n"
-            f"^plain:\n  {call_plain}\n  {ret[0]}\n^cached:\n  {call_cached}\n  {ret[1]}\n}}")
+# callee -> (the global holding its replacement, the LLVM function type of both)
+HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>"), "free": ("tfn_free_hook", "!llvm.func<void (ptr)>")}
 
 
 def _callee(op):
@@ -40,32 +26,38 @@ def _callee(op):
     return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
-@register("tfn-cache-large-buffers", "Route malloc and free calls through tfn's buffer cache (weak tfn_malloc / "
-          "tfn_free), falling back to malloc and free where the process has no cache")
+def _declare_hook(module_op, hook):
+    text = (f"llvm.mlir.global weak @{hook}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
+            f"  %0 = llvm.mlir.zero : !llvm.ptr\n  llvm.return %0 : !llvm.ptr\n}}")
+    ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]).insert(ir.Operation.parse(text))
+
+
+def _route(call, callee, hook):
+    """Replace `call` by a call of the hook's function, or of callee where the hook is null."""
+    ptr = ir.Type.parse("!llvm.ptr")
+    with ir.InsertionPoint(call), call.location:
+        held = llvm.load(ptr, llvm.mlir_addressof(ptr, hook))
+        unset = llvm.icmp(llvm.ICmpPredicate.eq, held, llvm.mlir_zero(ptr))
+        target = llvm.select(unset, llvm.mlir_addressof(ptr, callee), held)
+        results = [r.type for r in call.results]
+        new = llvm.CallOp(results[0] if results else None, [target, *call.operands], [],
+                          ir.DenseI32ArrayAttr.get([]))
+    for old, value in zip(call.results, new.results):
+        old.replace_all_uses_with(value)
+    call.erase()
+
+
+@register("tfn-cache-large-buffers", "Call malloc and free through module globals the runtime may set to its buffer "
+          "cache's functions (null: malloc and free)")
 def run(module_op):
     table = ir.SymbolTable(module_op)
-    routed = []
-    for callee, (wrapper, symbol, fn_type) in ROUTED.items():
-        if callee not in table or wrapper in table or symbol in table:
+    for callee, (hook, fn_type) in HOOKS.items():
+        if callee not in table or hook in table:
             continue  # not called, or routed already
-        declared = ir.TypeAttr(table[callee].attributes["function_type"]).value
-        if str(declared) != fn_type:
+        if str(ir.TypeAttr(table[callee].attributes["function_type"]).value) != fn_type:
             continue  # an unexpected signature (not what finalize-memref-to-llvm declares): left alone
         calls = collect(module_op, lambda op, c=callee: op.name == "llvm.call" and _callee(op) == c)
-        if not calls:
-            continue
+        if calls:
+            _declare_hook(module_op, hook)
         for call in calls:
-            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(wrapper)
-        routed.append((callee, wrapper, symbol))
-    block = module_op.regions[0].blocks[0]
-    for callee, wrapper, symbol in routed:
-        # parsed in a module of their own, which declares the callee too (a parsed op is verified at once)
-        parsed = ir.Module.parse(f"llvm.func @{callee}{_signature(callee)}\n"
-                                 f"llvm.func extern_weak @{symbol}{_signature(callee)}\n"
-                                 + _wrapper_text(callee, wrapper, symbol))
-        for op in list(parsed.body.operations)[1:]:
-            ir.InsertionPoint.at_block_begin(block).insert(op.detach_from_parent())
-
-
-def _signature(callee):
-    return "(i64) -> !llvm.ptr" if callee == "malloc" else "(!llvm.ptr)"
+            _route(call, callee, hook)

@@ -19,7 +19,7 @@ def library():
     """The extension's ctypes library with the cache's functions typed, or None (see the module docstring).
 
     TFN_BUFFER_CACHE_BYTES, when set, is applied the first time it is found."""
-    lib = fastcall.global_library()
+    lib = fastcall.c_library()
     if lib is None or _state.get("lib") is lib:
         return lib
     lib.tfn_malloc.restype, lib.tfn_malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
@@ -39,6 +39,15 @@ def library():
             raise InvalidArgumentError(f"TFN_BUFFER_CACHE_BYTES must be a byte count, not {text!r}") from None
     _state["lib"] = lib
     return lib
+
+
+def hooks():
+    """(address of tfn_malloc, address of tfn_free) for compiled code's hooks (passes/tfn_cache_large_buffers.py),
+    or None without the cache."""
+    lib = library()
+    if lib is None:
+        return None
+    return tuple(ctypes.cast(f, ctypes.c_void_p).value for f in (lib.tfn_malloc, lib.tfn_free))
 
 
 def free_function():

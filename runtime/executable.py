@@ -56,8 +56,8 @@ class Executable:
 
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
         toolchain.load_tls_runtime()  # binds the error channel's emulated TLS (a lean-linked .so leaves it open)
-        _bind_allocator()  # before loading: the code's weak tfn_malloc / tfn_free bind when it is loaded
         self.lib = ctypes.CDLL(so_path)
+        _bind_allocator(self.lib)
         # The file the code came from: its cache entry (so_path may be a link), or for quick code (runtime/tiering.py)
         # the scratch file it was built in, removed once loaded.
         self.source = source or so_path
@@ -197,12 +197,21 @@ class Executable:
         return np.asarray(owner)
 
 
-def _bind_allocator():
-    """Load the buffer cache (in the fastcall extension) into the global scope if it is available, and free results
-    with its tfn_free from then on. Either free is right for any result: tfn_free takes every malloc block."""
+def _bind_allocator(lib):
+    """Point the loaded code's allocation hooks (passes/tfn_cache_large_buffers.py) at the buffer cache when it is
+    available, and free results with its tfn_free from then on. Either free is right for any result: tfn_free takes
+    every malloc block."""
     global _free
-    if _free is _libc.free and fastcall.module() is not None:
+    found = buffer_cache.hooks() if fastcall.module() is not None else None
+    if found is None:
+        return
+    if _free is _libc.free:
         _free = buffer_cache.free_function()
+    for name, address in zip(("tfn_malloc_hook", "tfn_free_hook"), found):
+        try:
+            ctypes.c_void_p.in_dll(lib, name).value = address
+        except ValueError:  # the code never calls it
+            pass
 
 
 def _make_plan(lib, name, in_types, out_types, slots, on_error):

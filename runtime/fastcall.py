@@ -1,7 +1,7 @@
 """The C call trampoline (_fastcall.c): built once with `cc`, kept in the artifact cache, loaded lazily.
 
-The same extension holds the buffer cache (_buffer_cache.c, runtime/buffer_cache.py): once imported it is made
-global (`global_library()`), so that compiled code loaded afterwards binds its tfn_malloc / tfn_free.
+The same extension holds the buffer cache (_buffer_cache.c, runtime/buffer_cache.py), whose C functions
+`c_library()` gives.
 
 `module()` returns the loaded extension, or None while it is not available: being compiled in the
 background (the first use in a cache, ~0.3 s), impossible (no compiler or headers: retried after a day) or
@@ -27,7 +27,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (os.path.join(_HERE, "_fastcall.c"), os.path.join(_HERE, "_buffer_cache.c"))
 _lock = threading.Lock()
 # "module": the extension, or None, once settled; "build": (key, compiler process, .so path, scratch dir, pid);
-# "global": the extension as a ctypes library in the global symbol scope (when "module" is not None).
+# "c": the extension as a ctypes library (when "module" is not None).
 _state = {}
 _RETRY_AFTER_S = 24 * 3600  # a failed build is retried after this long (headers may have been installed)
 
@@ -52,10 +52,10 @@ def module():
     return _state.get("module")
 
 
-def global_library():
-    """The loaded extension as a ctypes library whose symbols (tfn_malloc, tfn_free, ...) later loaded code binds,
-    or None (module() is None)."""
-    return _state.get("global") if module() is not None else None
+def c_library():
+    """The loaded extension as a ctypes library (its C functions: tfn_malloc, tfn_free, ...), or None (module() is
+    None)."""
+    return _state.get("c") if module() is not None else None
 
 
 def wait():
@@ -170,11 +170,10 @@ def _import(path):
         loader.exec_module(mod)
     except ImportError:
         return None
-    # The same file again, with RTLD_GLOBAL: the loaded extension is promoted to the global scope.
-    try:
-        _state["global"] = ctypes.CDLL(path, mode=os.RTLD_GLOBAL)
-    except OSError:  # compiled code then keeps malloc and free (its tfn_malloc is a weak reference)
-        _state["global"] = None
+    try:  # the same loaded file, for ctypes
+        _state["c"] = ctypes.CDLL(path)
+    except OSError:  # compiled code then keeps malloc and free
+        _state["c"] = None
     return mod
 
 
