@@ -1,8 +1,10 @@
 """tfn-cache-large-buffers: the module's malloc and free calls go to tfn's buffer cache when the runtime gives one.
 
 Each `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
-tfn-return-on-failed-alloc adds) becomes an indirect call of the function a module global holds —
-`tfn_malloc_hook` / `tfn_free_hook` (weak definitions, null at load) — or of malloc / free while it is null.
+tfn-return-on-failed-alloc adds) is made conditional: a block branches on the function a module global holds —
+`tfn_malloc_hook` / `tfn_free_hook` (weak definitions, null at load) — to an indirect call of it, or, while it is
+null, to the direct call of malloc / free, which stays in place (the k-th malloc call stays the k-th:
+runtime_errors names the op of a failed one by tfn-return-on-failed-alloc's count).
 tfn's runtime sets both when it loads the code (runtime/executable.py) to its buffer cache's tfn_malloc / tfn_free
 (runtime/_buffer_cache.c: a large block freed is kept for the next call instead of being unmapped and faulted in
 again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an
@@ -33,18 +35,32 @@ def _declare_hook(module_op, hook):
 
 
 def _route(call, callee, hook):
-    """Replace `call` by a call of the hook's function, or of callee where the hook is null."""
+    """Split call's block: branch on the hook to a block calling it or one keeping the direct call (so that the
+    k-th malloc call stays the k-th: runtime_errors finds a failed one by tfn-return-on-failed-alloc's count)."""
     ptr = ir.Type.parse("!llvm.ptr")
-    with ir.InsertionPoint(call), call.location:
+    block = call.operation.block
+    ops = list(block.operations)
+    at = next(i for i, op in enumerate(ops) if op == call.operation)
+    results = [r.type for r in call.results]
+    with call.location:
+        join = block.create_after(*results)
+        cached = block.create_after()
+        plain = block.create_after()
+    for op in ops[at + 1:]:
+        join.append(op)
+    for old, new in zip(call.results, join.arguments):
+        old.replace_all_uses_with(new)
+    with ir.InsertionPoint(block), call.location:
         held = llvm.load(ptr, llvm.mlir_addressof(ptr, hook))
         unset = llvm.icmp(llvm.ICmpPredicate.eq, held, llvm.mlir_zero(ptr))
-        target = llvm.select(unset, llvm.mlir_addressof(ptr, callee), held)
-        results = [r.type for r in call.results]
-        new = llvm.CallOp(results[0] if results else None, [target, *call.operands], [],
-                          ir.DenseI32ArrayAttr.get([]))
-    for old, value in zip(call.results, new.results):
-        old.replace_all_uses_with(value)
-    call.erase()
+        llvm.cond_br(unset, [], [], plain, cached)
+    plain.append(call.operation)
+    with ir.InsertionPoint(plain), call.location:
+        llvm.br(list(call.results), join)
+    with ir.InsertionPoint(cached), call.location:
+        routed = llvm.CallOp(results[0] if results else None, [held, *call.operands], [],
+                             ir.DenseI32ArrayAttr.get([]))
+        llvm.br(list(routed.results), join)
 
 
 @register("tfn-cache-large-buffers", "Call malloc and free through module globals the runtime may set to its buffer "

@@ -5,7 +5,7 @@
 // RUN: FileCheck %s < %t.whole
 // CHECK-LABEL: llvm.func @f(
 // CHECK-NOT: gpu.
-// CHECK: llvm.mlir.addressof @malloc
+// CHECK: llvm.call @malloc
 // CHECK: llvm.return
 func.func @f(%a: tensor<37x50xf32>, %b: tensor<50x29xf32>, %c: tensor<37x29xf32>) -> tensor<37xf32> {
   %0 = "tfn.matmul"(%a, %b) {transpose_a = false, transpose_b = false} : (tensor<37x50xf32>, tensor<50x29xf32>) -> tensor<37x29xf32>
