@@ -234,3 +234,33 @@ def test_a_bad_limit_setting_raises():
     if proc.stdout == "no extension\n":
         pytest.skip("no C compiler to build the extension holding the buffer cache")
     assert proc.returncode != 0 and "TFN_BUFFER_CACHE_BYTES must be a byte count, not 'lots'" in proc.stderr
+
+
+def test_aot_libraries_keep_malloc_and_free(tmp_path):
+    """An AOT library's allocation hooks are not exported (its version script): nothing can set them, its code calls
+    malloc and free, and its large buffers give the right results from a plain C call."""
+    import ctypes
+    import shutil
+
+    import numpy as np
+
+    import tfn
+    from tfn.runtime import toolchain
+
+    if shutil.which(toolchain.linker()) is None or shutil.which("nm") is None:
+        pytest.skip("no C compiler or nm on this machine")
+
+    @tfn.function(input_signature=[tfn.TensorSpec([1 << 18], tfn.float32)])
+    def big(x):
+        return tfn.exp(x * 0.5) * 2.0 + x  # 1 MiB buffers
+
+    lib = tfn.experimental.aot_compile(big, str(tmp_path))
+    exported = subprocess.run(["nm", "-D", "--defined-only", lib.library], capture_output=True, text=True).stdout
+    assert "tfn_malloc_hook" not in exported and "tfn_free_hook" not in exported, exported
+    x = np.linspace(-1, 1, 1 << 18, dtype=np.float32)
+    out = np.empty_like(x)
+    entry = ctypes.CDLL(lib.library).big
+    entry.restype = ctypes.c_int
+    for _ in range(3):
+        assert entry(x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p)) == 0
+        np.testing.assert_allclose(out, np.exp(x * 0.5) * 2.0 + x, rtol=1e-5, atol=1e-6)
