@@ -26,8 +26,8 @@ LOWER_TO_LLVM = (
     "convert-vector-to-scf", "convert-linalg-to-loops", "lower-affine", "convert-scf-to-cf",
     "expand-strided-metadata", "lower-affine", "convert-vector-to-llvm", "finalize-memref-to-llvm",
     "convert-math-to-llvm", "convert-math-to-libm", "convert-arith-to-llvm", "convert-cf-to-llvm",
-    "convert-ub-to-llvm", "convert-func-to-llvm", "tfn-return-on-failed-alloc", "tfn-thread-local-errors",
-    "convert-index-to-llvm", "tfn-lower-mpi", "reconcile-unrealized-casts",
+    "convert-ub-to-llvm", "convert-func-to-llvm", "tfn-return-on-failed-alloc", "tfn-cache-large-buffers",
+    "tfn-thread-local-errors", "convert-index-to-llvm", "tfn-lower-mpi", "reconcile-unrealized-casts",
 )
 
 # Elementwise fusion before bufferization is also what keeps compile time linear: one-shot-bufferize on a

@@ -22,18 +22,20 @@
 #define STACK_WORDS 512
 #define MAX_DETAILS 16
 
+void tfn_free(void *p); /* _buffer_cache.c: any malloc block; a large one is kept for reuse */
+
 typedef void *(*slot_fn)(void);
 
 typedef void (*packed_fn)(void **);
 
-/* ---- _Owner: frees one malloc'ed result buffer when the last array viewing it goes ---- */
+/* ---- _Owner: frees (tfn_free) one malloc'ed result buffer when the last array viewing it goes ---- */
 
 typedef struct {
   PyObject_HEAD void *ptr;
 } Owner;
 
 static void owner_dealloc(Owner *self) {
-  free(self->ptr);
+  tfn_free(self->ptr);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -223,7 +225,7 @@ static PyObject *wrap_result(Plan *p, Py_ssize_t i, int64_t *d, void *const *inp
   if (shared || n == 0 || !allocated) {
     if (!shared && allocated) { /* an empty buffer: free it now, once */
       seen[(*n_seen)++] = allocated;
-      free(allocated);
+      tfn_free(allocated);
     }
     Py_INCREF(descr);
     PyObject *a = PyArray_NewFromDescr(&PyArray_Type, descr, r, dims, NULL, NULL, 0, NULL);
@@ -233,7 +235,7 @@ static PyObject *wrap_result(Plan *p, Py_ssize_t i, int64_t *d, void *const *inp
   seen[(*n_seen)++] = allocated;
   Owner *owner = PyObject_New(Owner, &OwnerType);
   if (!owner) {
-    free(allocated);
+    tfn_free(allocated);
     return NULL;
   }
   owner->ptr = allocated;
@@ -254,7 +256,7 @@ static void drop_result(Plan *p, int64_t *d, void *const *inputs, void **seen, P
       contains(seen, *n_seen, allocated))
     return;
   seen[(*n_seen)++] = allocated;
-  free(allocated);
+  tfn_free(allocated);
 }
 
 /* plan.call(values[, positions]) -> list of result arrays. values: a tuple or list of arrays or tensors;

@@ -3,7 +3,7 @@
 The C interface `_mlir_ciface_<name>(results*, arg descriptors*...)` takes one ranked memref descriptor
 per argument — {allocated, aligned, offset, sizes[r], strides[r]} — and fills a struct of result
 descriptors. Inputs are passed without copying; each result is a fresh malloc that the NumPy array
-wrapping it owns and frees exactly once.
+wrapping it owns and frees exactly once (with tfn_free when the buffer cache is loaded: runtime/buffer_cache.py).
 
 Threads may call one Executable at once: each call builds its own descriptors, and the run-time error channel is
 thread-local (passes/tfn_thread_local_errors.py): a call reads and resets its own thread's copy.
@@ -18,9 +18,10 @@ import numpy as np
 from tfn.dialects import mlir_loading
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
-from tfn.runtime import callbacks, fastcall, toolchain
+from tfn.runtime import buffer_cache, callbacks, fastcall, toolchain
 
-_free = mlir_loading.LIBC.free  # (resolved before MLIR's libraries started loading: see there)
+_LIBC_FREE = mlir_loading.LIBC.free  # (resolved before MLIR's libraries started loading: see there)
+_free = _LIBC_FREE  # becomes the buffer cache's tfn_free once that is loaded (_bind_allocator)
 _GLOBAL_SENTINEL = 0xDEADBEEF  # memref.get_global's `allocated`: a constant, never freed
 _DESCRIPTORS = {}
 
@@ -55,6 +56,7 @@ class Executable:
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
         toolchain.load_tls_runtime()  # binds the error channel's emulated TLS (a lean-linked .so leaves it open)
         self.lib = ctypes.CDLL(so_path)
+        _bind_allocator(self.lib)
         # The file the code came from: its cache entry (so_path may be a link), or for quick code (runtime/tiering.py)
         # the scratch file it was built in, removed once loaded.
         self.source = source or so_path
@@ -192,6 +194,23 @@ class Executable:
             return np.empty(shape, dtype)
         owner = owners[allocated] = _Owner(allocated, aligned, shape, dtype)
         return np.asarray(owner)
+
+
+def _bind_allocator(lib):
+    """Point the loaded code's allocation hooks (passes/tfn_cache_large_buffers.py) at the buffer cache when it is
+    available, and free results with its tfn_free from then on. Either free is right for any result: tfn_free takes
+    every malloc block."""
+    global _free
+    found = buffer_cache.hooks() if fastcall.module() is not None else None
+    if found is None:
+        return
+    if _free is _LIBC_FREE:
+        _free = buffer_cache.free_function()
+    for name, address in zip(("tfn_malloc_hook", "tfn_free_hook"), found):
+        try:
+            ctypes.c_void_p.in_dll(lib, name).value = address
+        except ValueError:  # the code never calls it
+            pass
 
 
 def _make_plan(lib, name, in_types, out_types, slots, on_error):

@@ -1,11 +1,15 @@
 """The C call trampoline (_fastcall.c): built once with `cc`, kept in the artifact cache, loaded lazily.
 
+The same extension holds the buffer cache (_buffer_cache.c, runtime/buffer_cache.py), whose C functions
+`c_library()` gives.
+
 `module()` returns the loaded extension, or None while it is not available: being compiled in the
 background (the first use in a cache, ~0.3 s), impossible (no compiler or headers: retried after a day) or
 refused (TFN_FASTCALL=0). Callers then use the ctypes path, which gives the same results more slowly, and
 switch to the extension once it is there (runtime/executable.py).
 """
 import atexit
+import ctypes
 import importlib.machinery
 import importlib.util
 import os
@@ -19,9 +23,11 @@ import numpy as np
 from tfn.runtime import cache, toolchain
 from tfn.runtime.digest import sha256
 
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fastcall.c")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = (os.path.join(_HERE, "_fastcall.c"), os.path.join(_HERE, "_buffer_cache.c"))
 _lock = threading.Lock()
-# "module": the extension, or None, once settled; "build": (key, compiler process, .so path, scratch dir, pid).
+# "module": the extension, or None, once settled; "build": (key, compiler process, .so path, scratch dir, pid);
+# "c": the extension as a ctypes library (when "module" is not None).
 _state = {}
 _RETRY_AFTER_S = 24 * 3600  # a failed build is retried after this long (headers may have been installed)
 
@@ -44,6 +50,12 @@ def module():
         if "module" not in _state:
             _advance()
     return _state.get("module")
+
+
+def c_library():
+    """The loaded extension as a ctypes library (its C functions: tfn_malloc, tfn_free, ...), or None (module() is
+    None)."""
+    return _state.get("c") if module() is not None else None
 
 
 def wait():
@@ -74,8 +86,11 @@ def _advance():
         _state["module"] = None
         return
     try:
-        with open(_SOURCE, "rb") as f:
-            k = _key(f.read())
+        source = b""
+        for path in _SOURCES:
+            with open(path, "rb") as f:
+                source += f.read() + b"\0"
+        k = _key(source)
     except OSError:
         _state["module"] = None
         return
@@ -109,7 +124,7 @@ def _start_build(k):
 
     work = cache.scratch_dir()
     so = os.path.join(work, "fastcall.so")
-    cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-o", so, _SOURCE,
+    cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-o", so, *_SOURCES,
            f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -153,9 +168,13 @@ def _import(path):
         spec = importlib.util.spec_from_file_location("_tfn_fastcall", path, loader=loader)
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
-        return mod
     except ImportError:
         return None
+    try:  # the same loaded file, for ctypes
+        _state["c"] = ctypes.CDLL(path)
+    except OSError:  # compiled code then keeps malloc and free
+        _state["c"] = None
+    return mod
 
 
 def _failure_marker(k):

@@ -339,7 +339,8 @@ def test_null_malloc_on_a_worker_thread_reaches_the_caller(tmp_path):
         print("worker mallocs failed:", reported == 3)
         print("right after:", np.allclose(f(a, a).numpy(), want))
     """)
-    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    # the buffer cache off: it would give each call's panels from the blocks the calls before freed, asking no malloc
+    env = {**os.environ, "LD_PRELOAD": str(shim), "TFN_BUFFER_CACHE_BYTES": "0"}
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

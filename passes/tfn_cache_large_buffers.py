@@ -1,0 +1,79 @@
+"""tfn-cache-large-buffers: the module's malloc and free calls go to tfn's buffer cache when the runtime gives one.
+
+Each `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
+tfn-return-on-failed-alloc adds) is made conditional: a block branches on the function a module global holds —
+`tfn_malloc_hook` / `tfn_free_hook` (weak definitions, null at load) — to an indirect call of it, or, while it is
+null, to the direct call of malloc / free, which stays in place (the k-th malloc call stays the k-th:
+runtime_errors names the op of a failed one by tfn-return-on-failed-alloc's count).
+tfn's runtime sets both when it loads the code (runtime/executable.py) to its buffer cache's tfn_malloc / tfn_free
+(runtime/_buffer_cache.c: a large block freed is kept for the next call instead of being unmapped and faulted in
+again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an
+AOT export linked into a C program) keeps malloc and free. Globals rather than symbols the loader binds: the JIT
+that generates the code resolves every symbol a module names, in a process that may have no buffer cache. Other
+allocators (the coroutine frames' aligned_alloc) are left alone. Run after tfn-return-on-failed-alloc (which finds
+the malloc calls it guards by name); a module without malloc or free calls is left unchanged.
+"""
+from mlir import ir
+from mlir.dialects import llvm
+
+from tfn.passes.registry import register
+from tfn.passes.walk import collect
+
+# callee -> (the global holding its replacement, the LLVM function type of both)
+HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>"), "free": ("tfn_free_hook", "!llvm.func<void (ptr)>")}
+
+
+def _callee(op):
+    attr = op.attributes["callee"] if "callee" in op.attributes else None
+    return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
+
+
+def _declare_hook(module_op, hook):
+    text = (f"llvm.mlir.global weak @{hook}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
+            f"  %0 = llvm.mlir.zero : !llvm.ptr\n  llvm.return %0 : !llvm.ptr\n}}")
+    ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]).insert(ir.Operation.parse(text))
+
+
+def _route(call, callee, hook):
+    """Split call's block: branch on the hook to a block calling it or one keeping the direct call (so that the
+    k-th malloc call stays the k-th: runtime_errors finds a failed one by tfn-return-on-failed-alloc's count)."""
+    ptr = ir.Type.parse("!llvm.ptr")
+    block = call.operation.block
+    ops = list(block.operations)
+    at = next(i for i, op in enumerate(ops) if op == call.operation)
+    results = [r.type for r in call.results]
+    with call.location:
+        join = block.create_after(*results)
+        cached = block.create_after()
+        plain = block.create_after()
+    for op in ops[at + 1:]:
+        join.append(op)
+    for old, new in zip(call.results, join.arguments):
+        old.replace_all_uses_with(new)
+    with ir.InsertionPoint(block), call.location:
+        held = llvm.load(ptr, llvm.mlir_addressof(ptr, hook))
+        unset = llvm.icmp(llvm.ICmpPredicate.eq, held, llvm.mlir_zero(ptr))
+        llvm.cond_br(unset, [], [], plain, cached)
+    plain.append(call.operation)
+    with ir.InsertionPoint(plain), call.location:
+        llvm.br(list(call.results), join)
+    with ir.InsertionPoint(cached), call.location:
+        routed = llvm.CallOp(results[0] if results else None, [held, *call.operands], [],
+                             ir.DenseI32ArrayAttr.get([]))
+        llvm.br(list(routed.results), join)
+
+
+@register("tfn-cache-large-buffers", "Call malloc and free through module globals the runtime may set to its buffer "
+          "cache's functions (null: malloc and free)")
+def run(module_op):
+    table = ir.SymbolTable(module_op)
+    for callee, (hook, fn_type) in HOOKS.items():
+        if callee not in table or hook in table:
+            continue  # not called, or routed already
+        if str(ir.TypeAttr(table[callee].attributes["function_type"]).value) != fn_type:
+            continue  # an unexpected signature (not what finalize-memref-to-llvm declares): left alone
+        calls = collect(module_op, lambda op, c=callee: op.name == "llvm.call" and _callee(op) == c)
+        if calls:
+            _declare_hook(module_op, hook)
+        for call in calls:
+            _route(call, callee, hook)
