@@ -1,6 +1,6 @@
 """Builders shared by the lowering patterns: the rewrite context, dims, empty tensors, linalg.generic."""
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from tfn.dialects import optable
 from tfn.dialects import types as ttypes
@@ -130,14 +130,16 @@ def generic(inputs, in_maps, outputs, out_maps, iterators, body):
 
 def _generic(inputs, outputs, maps, iterators, arg_types, body):
     """generic() with its attributes and block argument types made: the op linalg.GenericOp builds."""
+    n_in, n_out = len(inputs), len(outputs)
+    segments = shared(("segments", n_in, n_out), lambda: ir.DenseI32ArrayAttr.get([n_in, n_out]))
     op = ir.Operation.create("linalg.generic", results=[o.type for o in outputs], operands=inputs + outputs,
                              attributes={"indexing_maps": maps, "iterator_types": iterators,
-                                         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(outputs)])},
-                             regions=1)
+                                         "operandSegmentSizes": segments}, regions=1)
     block = op.regions[0].blocks.append(*arg_types)
     with ir.InsertionPoint(block):
         yielded = body(*block.arguments)
-        linalg.YieldOp(list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
+        # (ir.Operation.create: the op linalg.YieldOp builds)
+        ir.Operation.create("linalg.yield", operands=list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
     return list(op.results)
 
 
