@@ -53,6 +53,7 @@ class Rewrite:
 # remembered in the shared context, which lives as long as the process (dialects/context.py): a 1,000-op
 # function builds the same few thousands of times. Other contexts build them each time.
 _SHARED = {}
+_SHARED_KEPT = 4096  # entries (keys name shapes: a process tracing ever new shapes must not grow it forever)
 
 
 def shared(key, make):
@@ -61,6 +62,8 @@ def shared(key, make):
         return make()
     found = _SHARED.get(key)
     if found is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
         found = _SHARED[key] = make()
     return found
 
