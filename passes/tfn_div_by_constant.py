@@ -12,10 +12,8 @@ import math
 import struct
 
 from mlir import ir
-from mlir.dialects import arith
 
 from tfn.passes.registry import register
-from tfn.passes.walk import collect
 
 _LIMITS = {32: (1.1754943508222875e-38, 3.4028234663852886e38), 64: (2.2250738585072014e-308, 1.7976931348623157e308)}
 
@@ -35,11 +33,8 @@ def _round(value, width):
     return struct.unpack("f", struct.pack("f", value))[0] if width == 32 else value
 
 
-def _constant_value(value):
-    """The float a scalar arith.constant or splat vector constant holds, or None."""
-    owner = getattr(value.owner, "operation", value.owner)
-    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-        return None
+def _constant_value(owner):
+    """The float a scalar arith.constant or splat vector constant `owner` holds, or None."""
     attr = owner.attributes["value"]
     if isinstance(attr, ir.FloatAttr):
         return ir.FloatAttr(attr).value
@@ -59,22 +54,46 @@ def reciprocal(c, width):
     return r
 
 
-def _candidate(op):
-    return op.name == "arith.divf" and _float_width(op.results[0].type) is not None
+def _survey(module_op):
+    """(the f32/f64 arith.divf ops, {constant's result: its arith.constant op}) in one walk. Constants are looked up
+    by value: asking a value for its owner costs ~20 us (the bindings make an OpView for it)."""
+    divs, constants = [], {}
+
+    def visit(op):
+        name = op.name
+        if name == "arith.divf":
+            if _float_width(op.results[0].type) is not None:
+                divs.append(op)
+        elif name == "arith.constant":
+            constants[op.results[0]] = op
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return divs, constants
 
 
 @register("tfn-div-by-constant", "Rewrite f32/f64 division by a constant scalar or splat into multiplication by "
           "its reciprocal (exact for powers of two, within 1 ulp otherwise)")
 def div_by_constant(module_op):
-    for op in collect(module_op, _candidate):
+    divs, constants = _survey(module_op)
+    values = {}  # constant op -> the float it holds, or None
+    for op in divs:
+        owner = constants.get(op.operands[1])
+        if owner is None:
+            continue
+        c = values.get(owner, False)
+        if c is False:
+            c = values[owner] = _constant_value(owner)
         type_ = op.results[0].type
-        r = reciprocal(_constant_value(op.operands[1]), _float_width(type_))
+        r = reciprocal(c, _float_width(type_))
         if r is None:
             continue
         with ir.InsertionPoint(op), op.location:
             attr = ir.FloatAttr.get(_element_type(type_), r)
             if isinstance(type_, ir.VectorType):
                 attr = ir.DenseElementsAttr.get_splat(type_, attr)
-            product = arith.mulf(op.operands[0], arith.constant(type_, attr))
+            # (ir.Operation.create: the ops arith.constant and arith.mulf build)
+            inverse = ir.Operation.create("arith.constant", results=[type_], attributes={"value": attr}).result
+            product = ir.Operation.create("arith.mulf", results=[type_], operands=[op.operands[0], inverse]).result
         op.results[0].replace_all_uses_with(product)
         op.erase()

@@ -28,10 +28,13 @@ def _constant_operands(op, constants):
     `constants` maps each constant's result to its op (looked up by value: asking a value for its owner would
     make the bindings look for a Python module of the tfn dialect at every call)."""
     operands = op.operands
-    if not len(operands):
-        return None
-    found = [constants.get(v) for v in operands]
-    if any(c is None for c in found):
+    found = []
+    for i in range(len(operands)):  # (by index, stopping at the first other operand: iterating an operand list
+        c = constants.get(operands[i])  # ends with an exception raised through the bindings, ~3 us an op)
+        if c is None:
+            return None
+        found.append(c)
+    if not found:
         return None
     return [attr_codec.from_mlir("dense", c.attributes["value"]) for c in found]
 

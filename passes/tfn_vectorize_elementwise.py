@@ -66,32 +66,40 @@ def _maps_ok(maps):
     return True
 
 
-def _heavy(op):
-    return any(o.operation.name in HEAVY_MATH for o in op.regions[0].blocks[0].operations)
+def _body_names(op):
+    """The names of the ops of op's body, its terminator last (indexed: iterating an operation list costs more,
+    and a 1,000-op body is looked at by several checks)."""
+    ops = op.regions[0].blocks[0].operations
+    return [ops[i].operation.name for i in range(len(ops))]
 
 
-def _body_ok(op):
-    ops = list(op.regions[0].blocks[0].operations)
-    if not all(o.operation.name.startswith(("arith.", "math.")) for o in ops[:-1]):
+def _heavy(names):
+    return any(name in HEAVY_MATH for name in names)
+
+
+def _body_ok(names):
+    if not all(name.startswith(("arith.", "math.")) for name in names[:-1]):
         return False
-    return _heavy(op) or len(ops) - 1 >= MIN_BODY_OPS
+    return _heavy(names) or len(names) - 1 >= MIN_BODY_OPS
 
 
-def _long(op):
-    return len(op.regions[0].blocks[0].operations) - 1 > LONG_BODY_OPS
+def _long(names):
+    return len(names) - 1 > LONG_BODY_OPS
 
 
-def width(op, lanes):
+def width(op, lanes, names=None):
     """The vector width for candidate op: `lanes`, or twice that for a body without transcendental math of at most
-    LONG_BODY_OPS ops whose innermost loop is dynamic or at least that long."""
-    if _heavy(op) or _long(op):
+    LONG_BODY_OPS ops whose innermost loop is dynamic or at least that long. names: _body_names(op) if known."""
+    names = _body_names(op) if names is None else names
+    if _heavy(names) or _long(names):
         return lanes
     extent = _inner_extent(op, [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])])
     return 2 * lanes if extent is None or extent >= 2 * lanes else lanes
 
 
-def candidate(op, lanes):
-    """Whether op is an elementwise linalg.generic on tensors this pass vectorises in vectors of `lanes`."""
+def candidate(op, lanes, names=None):
+    """Whether op is an elementwise linalg.generic on tensors this pass vectorises in vectors of `lanes`; names:
+    _body_names(op) if known."""
     if op.name != "linalg.generic" or not op.results:
         return False
     if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
@@ -99,7 +107,7 @@ def candidate(op, lanes):
     if any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
         return False
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if maps[0].n_dims == 0 or not _maps_ok(maps) or not _body_ok(op):
+    if maps[0].n_dims == 0 or not _maps_ok(maps) or not _body_ok(_body_names(op) if names is None else names):
         return False
     extent = _inner_extent(op, maps)
     return extent is None or extent >= lanes
@@ -147,14 +155,31 @@ def schedule_text(ops, register_lanes):
           "of vector ops (a peeled, masked last tile)", options=[LANES, VECTOR_BITS])
 def vectorize_elementwise(module_op, lanes, vector_bits):
     ops = []
-    for op in collect(module_op, lambda op: candidate(op, lanes)):
+    for op, names in _candidates(module_op, lanes):
         i = len(ops)
         op.attributes["tfn.vec_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
         maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        extent, w = _inner_extent(op, maps), width(op, lanes)
-        ops.append((i, maps[0].n_dims, w, not _long(op) and (extent is None or extent % w != 0)))
+        extent, w = _inner_extent(op, maps), width(op, lanes, names)
+        ops.append((i, maps[0].n_dims, w, not _long(names) and (extent is None or extent % w != 0)))
     if not ops:
         return
     apply_schedule(module_op, schedule_text(ops, vector_bits // 32))
     for op in collect(module_op, lambda op: "tfn.vec_id" in op.attributes):
         del op.attributes["tfn.vec_id"]
+
+
+def _candidates(module_op, lanes):
+    """[(candidate op, its _body_names)] in program order. A linalg.generic's body holds scalar ops only: the
+    walk does not go into it (most of a fused function's ops)."""
+    found = []
+
+    def visit(op):
+        if op.name != "linalg.generic":
+            return ir.WalkResult.ADVANCE
+        names = _body_names(op) if len(op.regions) and len(op.regions[0].blocks) == 1 else None
+        if names is not None and candidate(op, lanes, names):
+            found.append((op, names))
+        return ir.WalkResult.SKIP
+
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found

@@ -1,6 +1,6 @@
 """Builders shared by the lowering patterns: the rewrite context, dims, empty tensors, linalg.generic."""
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from tfn.dialects import optable
 from tfn.dialects import types as ttypes
@@ -22,23 +22,55 @@ def lowering(*opdefs, table=PATTERNS):
 
 
 class Rewrite:
-    """What a pattern sees of the op it replaces: current operands, the op's original tfn types, attrs."""
+    """What a pattern sees of the op it replaces: current operands, the op's original tfn types, attrs (decoded
+    from the op on first use when not given: most patterns never read them, and decoding a constant's value into
+    NumPy costs more than lowering it)."""
 
-    __slots__ = ("op", "opdef", "name", "operands", "in_types", "out_types", "attrs", "error_code")
+    __slots__ = ("op", "opdef", "name", "operands", "in_types", "out_types", "_attrs", "error_code")
 
-    def __init__(self, op, in_types, out_types, attrs, opdef=None):
+    def __init__(self, op, in_types, out_types, attrs=None, opdef=None):
         self.op = op
         self.opdef = opdef if opdef is not None else optable.lookup(op.name)
         self.name = op.name
         self.operands = list(op.operands)
         self.in_types = in_types
         self.out_types = out_types
-        self.attrs = attrs
+        self._attrs = attrs
         self.error_code = 0  # this op's code in the run-time error channel (lowering/runtime_errors.py)
+
+    @property
+    def attrs(self):
+        if self._attrs is None:
+            self._attrs = optable.decode_attrs(self.opdef, self.op)
+        return self._attrs
 
     @property
     def out(self):
         return self.out_types[0]
+
+
+# Attributes and types the patterns build again and again (iterator types, indexing maps, lowered tensor types),
+# remembered in the shared context, which lives as long as the process (dialects/context.py): a 1,000-op
+# function builds the same few thousands of times. Other contexts build them each time.
+_SHARED = {}
+_SHARED_KEPT = 4096  # entries (keys name shapes: a process tracing ever new shapes must not grow it forever)
+
+
+def shared(key, make):
+    """make(), remembered under `key` while the current context is the shared one."""
+    if not ttypes.in_shared_context():
+        return make()
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
+        found = _SHARED[key] = make()
+    return found
+
+
+def lowered_type(tt):
+    """ttypes.lowered_tensor_type(tt), remembered in the shared context."""
+    return shared(("lowered", tt.shape, tt.dtype), lambda: ttypes.lowered_tensor_type(tt))
 
 
 def index(i):
@@ -72,17 +104,16 @@ def dynamic_sizes(out_type, sources):
 
 def empty(out_type, dyn_sizes=()):
     """tensor.empty of a tfn type (unsigned lowered to signless) with the given dynamic sizes."""
-    dyn = iter(dyn_sizes)
-    sizes = [next(dyn) if d is None else d for d in out_type.shape]
-    return tensor.EmptyOp(sizes, ttypes.element_type(out_type.dtype)).result
+    # (ir.Operation.create: the op tensor.EmptyOp builds, its type made once)
+    return ir.Operation.create("tensor.empty", results=[lowered_type(out_type)], operands=list(dyn_sizes)).result
 
 
 def parallel(n):
-    return [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * n
+    return [shared("parallel", lambda: ir.Attribute.parse("#linalg.iterator_type<parallel>"))] * n
 
 
 def reduction():
-    return ir.Attribute.parse("#linalg.iterator_type<reduction>")
+    return shared("reduction", lambda: ir.Attribute.parse("#linalg.iterator_type<reduction>"))
 
 
 def affine_map(rank, exprs):
@@ -95,15 +126,23 @@ def identity_map(rank):
 
 def generic(inputs, in_maps, outputs, out_maps, iterators, body):
     """A linalg.generic; `body(*block_args)` builds the region and returns the values to yield."""
-    result_types = [o.type for o in outputs]
-    op = linalg.GenericOp(result_types, inputs, outputs,
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in list(in_maps) + list(out_maps)]),
-                          ir.ArrayAttr.get(list(iterators)))
+    maps = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in list(in_maps) + list(out_maps)])
     arg_types = [ir.RankedTensorType(v.type).element_type for v in list(inputs) + list(outputs)]
+    return _generic(list(inputs), list(outputs), maps, ir.ArrayAttr.get(list(iterators)), arg_types, body)
+
+
+def _generic(inputs, outputs, maps, iterators, arg_types, body):
+    """generic() with its attributes and block argument types made: the op linalg.GenericOp builds."""
+    n_in, n_out = len(inputs), len(outputs)
+    segments = shared(("segments", n_in, n_out), lambda: ir.DenseI32ArrayAttr.get([n_in, n_out]))
+    op = ir.Operation.create("linalg.generic", results=[o.type for o in outputs], operands=inputs + outputs,
+                             attributes={"indexing_maps": maps, "iterator_types": iterators,
+                                         "operandSegmentSizes": segments}, regions=1)
     block = op.regions[0].blocks.append(*arg_types)
     with ir.InsertionPoint(block):
         yielded = body(*block.arguments)
-        linalg.YieldOp(list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
+        # (ir.Operation.create: the op linalg.YieldOp builds)
+        ir.Operation.create("linalg.yield", operands=list(yielded) if isinstance(yielded, (list, tuple)) else [yielded])
     return list(op.results)
 
 
@@ -126,23 +165,37 @@ def broadcast_sources(values, in_types, out_type):
     return [(v, t, [rank - t.rank + i for i in range(t.rank)]) for v, t in zip(values, in_types)]
 
 
+def _i1():
+    return shared("i1", lambda: ir.IntegerType.get_signless(1))
+
+
 def store_bool(value):
     """An i1 result widened to the i8 that bool tensors store."""
-    if str(value.type) == "i1":
+    if value.type == _i1():
         return arith.extui(ir.IntegerType.get_signless(8), value)
     return value
 
 
 def load_bool(value):
     """A stored bool (i8) as an i1 condition."""
-    if str(value.type) == "i1":
+    if value.type == _i1():
         return value
     return arith.trunci(ir.IntegerType.get_signless(1), value)
 
 
+def _element_of(t):
+    """The element type of ranked tensor type `t`, remembered in the shared context."""
+    return shared(("element", t), lambda: ir.RankedTensorType(t).element_type)
+
+
 def map_elementwise(values, in_types, out_type, body):
     """A broadcasting elementwise linalg.generic computing `body(*scalars)` into a new out_type tensor."""
-    init = empty(out_type, dynamic_sizes(out_type, broadcast_sources(values, in_types, out_type)))
-    maps = [broadcast_map(t, out_type) for t in in_types]
-    return generic(values, maps, [init], [identity_map(out_type.rank)], parallel(out_type.rank),
-                   lambda *args: store_bool(body(*args[:-1])))[0]
+    static = None not in out_type.shape
+    init = empty(out_type, () if static else dynamic_sizes(out_type, broadcast_sources(values, in_types, out_type)))
+    key = ("elementwise", out_type.shape, tuple(t.shape for t in in_types))
+    maps = shared(key, lambda: ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [
+        broadcast_map(t, out_type) for t in in_types] + [identity_map(out_type.rank)]]))
+    iterators = shared(("parallel", out_type.rank), lambda: ir.ArrayAttr.get(parallel(out_type.rank)))
+    arg_types = [_element_of(v.type) for v in values]
+    arg_types.append(_element_of(init.type))
+    return _generic(list(values), [init], maps, iterators, arg_types, lambda *args: store_bool(body(*args[:-1])))[0]

@@ -26,6 +26,11 @@ def lowered(t):
         return t
 
 
+def is_retyped(name):
+    """Whether retype_control_flow retypes an op of this name."""
+    return not name.startswith("tfn.") and name not in _SKIP
+
+
 def _retype(value):
     new = lowered(value.type)
     if new != value.type:
@@ -42,9 +47,11 @@ def _fix_bool_extract(op):
     op.erase()
 
 
-def retype_control_flow(module_op):
-    """Give non-tfn ops' tensor results and region arguments their lowered types (call before the patterns)."""
-    ops = collect(module_op, lambda op: not op.name.startswith("tfn.") and op.name not in _SKIP)
+def retype_control_flow(module_op, ops=None):
+    """Give non-tfn ops' tensor results and region arguments their lowered types (call before the patterns); ops:
+    those ops when the caller collected them (every op under module_op but tfn ops and is_retyped's others)."""
+    if ops is None:
+        ops = collect(module_op, lambda op: is_retyped(op.name))
     for op in ops:
         for r in op.results:
             _retype(r)
@@ -58,11 +65,6 @@ def fix_bool_extracts(module_op):
     """After the patterns: tensor.extract ops reading i8 bool storage yield i1 through arith.trunci."""
     for op in collect(module_op, lambda op: op.name == "tensor.extract"):
         _fix_bool_extract(op)
-
-
-def user_loops(module_op):
-    """The scf.while ops of the traced program (collect them before the patterns add their own)."""
-    return collect(module_op, lambda op: op.name == "scf.while")
 
 
 def stop_loops_on_error(module_op, loops):

@@ -32,7 +32,7 @@ BINARY = {
     ops.add: s.add,
     ops.subtract: s.sub,
     ops.multiply: s.mul,
-    ops.divide: lambda dt, a, b: arith.divf(a, b),
+    ops.divide: lambda dt, a, b: s.binary("arith.divf", a, b),
     ops.floordiv: s.floordiv,
     ops.floormod: s.floormod,
     ops.pow: s.pow_,

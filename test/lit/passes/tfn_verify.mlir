@@ -53,3 +53,16 @@ func.func @two_errors(%a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<2xf32> {
   %1 = "tfn.exp"(%a) : (tensor<2xf32>) -> tensor<3xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// The same bad op twice (its rule is checked once per operand types, result types and attributes): both are
+// reported; the same op with another attribute value is checked on its own.
+func.func @repeated_errors(%a: tensor<2x4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'tfn.reduce_sum' op result #0 has type tensor<2xf32>, but its operands give tensor<2x1xf32>}}
+  %0 = "tfn.reduce_sum"(%a) {axis = array<i64: 1>, keepdims = true} : (tensor<2x4xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{'tfn.reduce_sum' op result #0 has type tensor<2xf32>, but its operands give tensor<2x1xf32>}}
+  %1 = "tfn.reduce_sum"(%a) {axis = array<i64: 1>, keepdims = true} : (tensor<2x4xf32>) -> tensor<2xf32>
+  %2 = "tfn.reduce_sum"(%a) {axis = array<i64: 1>, keepdims = false} : (tensor<2x4xf32>) -> tensor<2xf32>
+  return %2 : tensor<2xf32>
+}
