@@ -18,10 +18,6 @@ FREES = ("free", "realloc")
 MOST = 16
 
 
-def _callee(op):
-    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value if "callee" in op.attributes else None
-
-
 def _origin(value, allocations):
     """The index (in `allocations`: {Operation: index}) of the allocator call whose result `value` (a pointer) is,
     through descriptors, or None."""
@@ -46,22 +42,14 @@ def _origin(value, allocations):
     return None
 
 
-def live_buffers(fn, is_allocation):
-    """{k: [the results of the allocator calls j live at the k-th allocator call]} (calls numbered in block order,
-    those that is_allocation(op) accepts) of LLVM function `fn`."""
-    blocks = list(fn.regions[0].blocks)
-    index = {b: i for i, b in enumerate(blocks)}
-    succs, allocs, frees = [], [], []
-    for bi, block in enumerate(blocks):
-        ops = list(block.operations)
-        succs.append([index[s] for s in ops[-1].successors] if ops else [])
-        for oi, op in enumerate(ops):
-            if is_allocation(op):
-                allocs.append((bi, oi, op))
-            elif op.name == "llvm.call" and _callee(op) in FREES and len(op.operands):
-                frees.append((bi, oi, op))
+def live_buffers(blocks, allocs, frees):
+    """{k: [the results of the allocator calls j live at the k-th allocator call]} of an LLVM function, from one
+    scan of it: `blocks`, the op lists of its blocks (entry first); `allocs`, its allocator calls and `frees`, its
+    calls of FREES, each as (block index, op index, op), in block order."""
     if len(allocs) < 2:
         return {}
+    index = {ops[0].operation.block: i for i, ops in enumerate(blocks) if ops}
+    succs = [[index[s] for s in ops[-1].operation.successors] if ops else [] for ops in blocks]
     numbered = {op.operation: j for j, (_, _, op) in enumerate(allocs)}
     # per block, its events in order: ("alloc", j) or ("free", j or None)
     events = [[] for _ in blocks]

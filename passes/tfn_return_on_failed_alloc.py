@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.passes.live_buffers import live_buffers
+from tfn.passes.live_buffers import FREES, live_buffers
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
@@ -32,28 +32,53 @@ def _callee(op):
     return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
-def _is_allocation(op):
-    return op.name == "llvm.call" and _callee(op) in ALLOCATORS
+def _functions(root):
+    """The llvm.func definitions under `root` (a module: its top level, and the modules nested in it): LLVM-dialect
+    functions are never nested in one another, so their bodies are not walked."""
+    found = []
+    for op in root.regions[0].blocks[0].operations:
+        name = op.name
+        if name == "llvm.func":
+            if op.regions[0].blocks:
+                found.append(op.operation)
+        elif name != "llvm.mlir.global" and op.operation.regions:
+            found += [f for f in collect(op, lambda o: o.name == "llvm.func") if f.regions[0].blocks]
+    return found
 
 
-def _scan(fn):
-    """(whether fn is left alone: a coroutine or a worker function, its allocator calls in pre-order, the type it
-    returns or None): one walk."""
-    found = {"coroutine": False, "calls": [], "result": None, "returns": False}
+class _Scan:
+    """One walk of an LLVM function (flat: one region), or none for a worker function: whether it is left alone
+    (a coroutine or a worker function), the op lists of its blocks, its allocator calls and frees as (block index,
+    op index, op) in block order, and the type it returns (None: nothing)."""
 
-    def visit(op):
-        if op.name.startswith("llvm.intr.coro."):
-            found["coroutine"] = True
-        elif _is_allocation(op):
-            found["calls"].append(op)
-        elif op.name == "llvm.return" and not found["returns"]:
-            found["returns"] = True
-            found["result"] = op.operands[0].type if len(op.operands) else None
-        return ir.WalkResult.ADVANCE
+    def __init__(self, fn):
+        self.skipped, self.blocks, self.allocs, self.frees, self.result = False, [], [], [], None
+        if ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS):
+            self.skipped = True
+            return
+        returns = False
+        for bi, block in enumerate(fn.regions[0].blocks):
+            ops = list(block.operations)
+            self.blocks.append(ops)
+            for oi, op in enumerate(ops):
+                name = op.name
+                if name == "llvm.call":
+                    callee = _callee(op)
+                    if callee in ALLOCATORS:
+                        self.allocs.append((bi, oi, op))
+                    elif callee in FREES and len(op.operands):
+                        self.frees.append((bi, oi, op))
+                elif name == "llvm.return":
+                    if not returns:
+                        returns = True
+                        self.result = op.operands[0].type if len(op.operands) else None
+                elif name.startswith("llvm.intr.coro."):
+                    self.skipped = True
+                    return
 
-    fn.walk(visit, ir.WalkOrder.PRE_ORDER)
-    skipped = found["coroutine"] or ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS)
-    return skipped, found["calls"], found["result"]
+    @property
+    def calls(self):
+        return [op for _, _, op in self.allocs]
 
 
 def _ensure_globals(module_op):
@@ -113,13 +138,13 @@ def _check(call, k, fail, rest, live):
     return [v.owner for v in (null, zero, is_null, nonempty, failed, which)] + [branch]
 
 
-def _guard_block(block, numbered, fail, live):
-    """Split `block` after each of its allocator calls (numbered: [(k, call)] in block order), last first, so that
-    each op moves once: the ops after a call go to a new block its null check branches to."""
-    ops = list(block.operations)
-    positions = [i for i, op in enumerate(ops) if _is_allocation(op)]
+def _guard_block(ops, numbered, fail, live):
+    """Split the block holding `ops` after each of its allocator calls (numbered: [(k, op index, call)] in block
+    order), last first, so that each op moves once: the ops after a call go to a new block its null check branches
+    to."""
+    block = ops[0].operation.block
     emitted, end = [], len(ops)
-    for i, (k, call) in reversed(list(zip(positions, numbered))):
+    for k, i, call in reversed(numbered):
         rest = block.create_after()
         for op in ops[i + 1:end] + emitted:
             rest.append(op)
@@ -130,35 +155,31 @@ def guarded_calls(module_op):
     """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines
     and worker functions."""
     calls = []
-    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
-        if fn.regions[0].blocks:
-            coroutine, found, _ = _scan(fn)
-            calls += [] if coroutine else found
+    for fn in _functions(module_op):
+        scan = _Scan(fn)
+        calls += [] if scan.skipped else scan.calls
     return calls
 
 
 @register("tfn-return-on-failed-alloc", "Return zeroed results from a function when its malloc returns null")
 def run(module_op):
     k, freeing = 0, False
-    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
-        if not fn.regions[0].blocks:
+    for fn in _functions(module_op):
+        scan = _Scan(fn)
+        if scan.skipped or not scan.allocs:
             continue
-        coroutine, calls, result_type = _scan(fn)
-        if coroutine or not calls:
-            continue
-        fail = _failure_block(fn, result_type, fn.location)
+        fail = _failure_block(fn, scan.result, fn.location)
         first = k
-        live = {first + j: buffers for j, buffers in live_buffers(fn, _is_allocation).items()}
-        groups = []  # [(block, [(k, call)])] in order
-        for call in calls:
-            block = call.operation.block
-            if not groups or groups[-1][0] != block:
-                groups.append((block, []))
-            groups[-1][1].append((k, call))
+        live = {first + j: buffers for j, buffers in live_buffers(scan.blocks, scan.allocs, scan.frees).items()}
+        groups = []  # [(block index, [(k, op index, call)])] in order
+        for bi, oi, call in scan.allocs:
+            if not groups or groups[-1][0] != bi:
+                groups.append((bi, []))
+            groups[-1][1].append((k, oi, call))
             k += 1
-        for block, numbered in groups:
-            _guard_block(block, numbered, fail, live)
-            freeing |= any(live.get(n) for n, _ in numbered)
+        for bi, numbered in groups:
+            _guard_block(scan.blocks[bi], numbered, fail, live)
+            freeing |= any(live.get(n) for n, _, _ in numbered)
     if k:
         _ensure_globals(module_op)
     if freeing and "free" not in ir.SymbolTable(module_op):
