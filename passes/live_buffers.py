@@ -42,17 +42,17 @@ def _origin(value, allocations):
     return None
 
 
-def live_buffers(blocks, allocs, frees):
+def live_buffers(successors, allocs, frees):
     """{k: [the results of the allocator calls j live at the k-th allocator call]} of an LLVM function, from one
-    scan of it: `blocks`, the op lists of its blocks (entry first); `allocs`, its allocator calls and `frees`, its
-    calls of FREES, each as (block index, op index, op), in block order."""
+    scan of it: `successors`, per block (entry first) the indices of its successor blocks; `allocs`, its allocator
+    calls and `frees`, its calls of FREES, each as (block index, position, op) in block order (a position orders the
+    ops of one block)."""
     if len(allocs) < 2:
         return {}
-    index = {ops[0].operation.block: i for i, ops in enumerate(blocks) if ops}
-    succs = [[index[s] for s in ops[-1].operation.successors] if ops else [] for ops in blocks]
+    succs = successors
     numbered = {op.operation: j for j, (_, _, op) in enumerate(allocs)}
     # per block, its events in order: ("alloc", j) or ("free", j or None)
-    events = [[] for _ in blocks]
+    events = [[] for _ in succs]
     for j, (bi, oi, _) in enumerate(allocs):
         events[bi].append((oi, True, j))
     for bi, oi, op in frees:
@@ -73,7 +73,7 @@ def live_buffers(blocks, allocs, frees):
                 state &= ~(1 << j)
         return state
 
-    preds = [[] for _ in blocks]
+    preds = [[] for _ in succs]
     order, seen, stack = [], {0}, [0]
     while stack:
         b = stack.pop()
