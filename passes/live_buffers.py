@@ -18,10 +18,6 @@ FREES = ("free", "realloc")
 MOST = 16
 
 
-def _callee(op):
-    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value if "callee" in op.attributes else None
-
-
 def _origin(value, allocations):
     """The index (in `allocations`: {Operation: index}) of the allocator call whose result `value` (a pointer) is,
     through descriptors, or None."""
@@ -46,25 +42,17 @@ def _origin(value, allocations):
     return None
 
 
-def live_buffers(fn, is_allocation):
-    """{k: [the results of the allocator calls j live at the k-th allocator call]} (calls numbered in block order,
-    those that is_allocation(op) accepts) of LLVM function `fn`."""
-    blocks = list(fn.regions[0].blocks)
-    index = {b: i for i, b in enumerate(blocks)}
-    succs, allocs, frees = [], [], []
-    for bi, block in enumerate(blocks):
-        ops = list(block.operations)
-        succs.append([index[s] for s in ops[-1].successors] if ops else [])
-        for oi, op in enumerate(ops):
-            if is_allocation(op):
-                allocs.append((bi, oi, op))
-            elif op.name == "llvm.call" and _callee(op) in FREES and len(op.operands):
-                frees.append((bi, oi, op))
+def live_buffers(successors, allocs, frees):
+    """{k: [the results of the allocator calls j live at the k-th allocator call]} of an LLVM function, from one
+    scan of it: `successors`, per block (entry first) the indices of its successor blocks; `allocs`, its allocator
+    calls and `frees`, its calls of FREES, each as (block index, position, op) in block order (a position orders the
+    ops of one block)."""
     if len(allocs) < 2:
         return {}
+    succs = successors
     numbered = {op.operation: j for j, (_, _, op) in enumerate(allocs)}
     # per block, its events in order: ("alloc", j) or ("free", j or None)
-    events = [[] for _ in blocks]
+    events = [[] for _ in succs]
     for j, (bi, oi, _) in enumerate(allocs):
         events[bi].append((oi, True, j))
     for bi, oi, op in frees:
@@ -85,7 +73,7 @@ def live_buffers(fn, is_allocation):
                 state &= ~(1 << j)
         return state
 
-    preds = [[] for _ in blocks]
+    preds = [[] for _ in succs]
     order, seen, stack = [], {0}, [0]
     while stack:
         b = stack.pop()

@@ -27,7 +27,7 @@ from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 from tfn.passes.options import WORKERS
-from tfn.passes.registry import register
+from tfn.passes.registry import register, verify_each_pass
 from tfn.passes.walk import collect
 
 DISPATCH = "async_dispatch_fn"  # the functions async-parallel-for outlines: the dispatcher and the loop body
@@ -187,9 +187,31 @@ def take_blocks(module_op, workers):
 @register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime, blocks taken dynamically "
           "by the caller and the worker threads; modules without scf.forall are left untouched", options=[WORKERS])
 def async_parallel(module_op, workers):
-    if not collect(module_op, lambda op: op.name == "scf.forall"):
+    if not _has_forall(module_op):
         return
     outline, lower = async_passes(workers)
-    PassManager.parse(f"builtin.module({','.join(outline)})", context=module_op.context).run(module_op)
+    _run(outline, module_op)
     take_blocks(module_op, workers)
-    PassManager.parse(f"builtin.module({','.join(lower)})", context=module_op.context).run(module_op)
+    _run(lower, module_op)
+
+
+def _has_forall(module_op):
+    """Whether module_op holds an scf.forall (the walk stops at the first)."""
+    found = []
+
+    def visit(op):
+        if op.name == "scf.forall":
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
+def _run(passes, module_op):
+    """Run upstream `passes` on module_op, verifying after each only as registry.run would (verify_each_pass): the
+    pipeline verifies the module at its end."""
+    pm = PassManager.parse(f"builtin.module({','.join(passes)})", context=module_op.context)
+    pm.enable_verifier(verify_each_pass())
+    pm.run(module_op)

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
-from tfn.passes.live_buffers import live_buffers
+from tfn.passes.live_buffers import FREES, live_buffers
 from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
@@ -32,28 +32,62 @@ def _callee(op):
     return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
-def _is_allocation(op):
-    return op.name == "llvm.call" and _callee(op) in ALLOCATORS
+def _functions(root):
+    """The llvm.func definitions under `root` (a module: its top level, and the modules nested in it): LLVM-dialect
+    functions are never nested in one another, so their bodies are not walked."""
+    found = []
+    for op in root.regions[0].blocks[0].operations:
+        name = op.name
+        if name == "llvm.func":
+            if op.regions[0].blocks:
+                found.append(op.operation)
+        elif name != "llvm.mlir.global" and op.operation.regions:
+            found += [f for f in collect(op, lambda o: o.name == "llvm.func") if f.regions[0].blocks]
+    return found
 
 
-def _scan(fn):
-    """(whether fn is left alone: a coroutine or a worker function, its allocator calls in pre-order, the type it
-    returns or None): one walk."""
-    found = {"coroutine": False, "calls": [], "result": None, "returns": False}
+class _Scan:
+    """One walk of an LLVM function (flat: one region), or none for a worker function: whether it is left alone
+    (a coroutine or a worker function), its blocks, the indices of each one's successors, its allocator calls and
+    frees as (block index, position in the walk, op) in block order, and the type it returns (None: nothing)."""
 
-    def visit(op):
-        if op.name.startswith("llvm.intr.coro."):
-            found["coroutine"] = True
-        elif _is_allocation(op):
-            found["calls"].append(op)
-        elif op.name == "llvm.return" and not found["returns"]:
-            found["returns"] = True
-            found["result"] = op.operands[0].type if len(op.operands) else None
-        return ir.WalkResult.ADVANCE
+    def __init__(self, fn):
+        self.skipped, self.blocks, self.allocs, self.frees, self.result = False, [], [], [], None
+        if ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS):
+            self.skipped = True
+            return
+        calls, returns = [], []
 
-    fn.walk(visit, ir.WalkOrder.PRE_ORDER)
-    skipped = found["coroutine"] or ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS)
-    return skipped, found["calls"], found["result"]
+        def visit(op):
+            name = op.name
+            if name == "llvm.call":
+                calls.append(op)
+            elif name == "llvm.return":
+                if not returns:
+                    returns.append(op)
+            elif name.startswith("llvm.intr.coro."):
+                self.skipped = True
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+        if self.skipped:
+            return
+        if returns:
+            self.result = returns[0].operands[0].type if len(returns[0].operands) else None
+        self.blocks = list(fn.regions[0].blocks)
+        index = {b: i for i, b in enumerate(self.blocks)}
+        self.successors = [[index[s] for s in b.successors] for b in self.blocks]
+        for position, op in enumerate(calls):  # the walk visits a flat function's ops in block order
+            callee = _callee(op)
+            if callee in ALLOCATORS:
+                self.allocs.append((index[op.block], position, op))
+            elif callee in FREES and len(op.operands):
+                self.frees.append((index[op.block], position, op))
+
+    @property
+    def calls(self):
+        return [op for _, _, op in self.allocs]
 
 
 def _ensure_globals(module_op):
@@ -68,16 +102,35 @@ def _ensure_globals(module_op):
         ir.InsertionPoint.at_block_begin(block).insert(ir.Operation.parse(text))
 
 
-def _failure_block(fn, result_type, loc):
+class _Emitter:
+    """What the checks of one run build again and again, built once (the bindings' attribute builders are slow): the
+    types, the comparison predicates and a call of `free` that the others are clones of."""
+
+    def __init__(self):
+        self.i32, self.i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        self.ptr = ir.Type.parse("!llvm.ptr")
+        predicate = ir.AttrBuilder.get("ICmpPredicate")
+        ctx = ir.Context.current
+        self.eq, self.ne = predicate(llvm.ICmpPredicate.eq, ctx), predicate(llvm.ICmpPredicate.ne, ctx)
+        self.free = None
+
+    def call_free(self, pointer):
+        """`llvm.call @free(pointer)` at the current insertion point."""
+        if self.free is None:
+            self.free = llvm.call(None, [pointer], [], ir.DenseI32ArrayAttr.get([]), callee="free")
+            return
+        self.free.clone(ir.InsertionPoint.current).operands[0] = pointer
+
+
+def _failure_block(fn, result_type, loc, e):
     """fn's block `^fail(%bytes: i64, %k: i64)`: record ALLOC_FAILED with details [-1, bytes, k] unless an error is
     recorded already, and return zeros."""
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    ptr = ir.Type.parse("!llvm.ptr")
+    i32, i64, ptr = e.i32, e.i64, e.ptr
     with loc:
         block = fn.regions[0].blocks.append(i64, i64)
     with ir.InsertionPoint(block), loc:
         flag = llvm.mlir_addressof(ptr, ERROR_FLAG)
-        first = llvm.icmp(llvm.ICmpPredicate.eq, llvm.load(i32, flag), llvm.mlir_constant(ir.IntegerAttr.get(i32, 0)))
+        first = llvm.icmp(e.eq, llvm.load(i32, flag), llvm.mlir_constant(ir.IntegerAttr.get(i32, 0)))
         code = llvm.select(first, llvm.mlir_constant(ir.IntegerAttr.get(i32, ALLOC_FAILED)), llvm.load(i32, flag))
         llvm.store(code, flag)
         detail = llvm.mlir_addressof(ptr, ERROR_DETAIL)
@@ -89,23 +142,22 @@ def _failure_block(fn, result_type, loc):
     return block
 
 
-def _check(call, k, fail, rest, live):
+def _check(call, k, fail, rest, live, e):
     """Emit at the end of call's block: `cond_br (result == null && size != 0), ^fail(size, k), ^rest`, through a
     block that frees the buffers `live` (pointers) first if there are any; returns the ops emitted in call's block."""
-    i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(call.operation.block), call.location:
-        null = llvm.mlir_zero(ir.Type.parse("!llvm.ptr"))
+        null = llvm.mlir_zero(e.ptr)
         size = call.operands[len(call.operands) - 1]  # malloc(size), aligned_alloc(alignment, size)
         zero = llvm.mlir_constant(ir.IntegerAttr.get(size.type, 0))
-        is_null = llvm.icmp(llvm.ICmpPredicate.eq, call.results[0], null)
-        nonempty = llvm.icmp(llvm.ICmpPredicate.ne, size, zero)  # malloc(0) may give null
+        is_null = llvm.icmp(e.eq, call.results[0], null)
+        nonempty = llvm.icmp(e.ne, size, zero)  # malloc(0) may give null
         failed = llvm.and_(is_null, nonempty)
-        which = llvm.mlir_constant(ir.IntegerAttr.get(i64, k))
+        which = llvm.mlir_constant(ir.IntegerAttr.get(e.i64, k))
         if live:
             freeing = rest.create_before()
             with ir.InsertionPoint(freeing):
                 for pointer in live:
-                    llvm.call(None, [pointer], [], ir.DenseI32ArrayAttr.get([]), callee="free")
+                    e.call_free(pointer)
                 llvm.br([size, which], fail)
             branch = llvm.cond_br(failed, [], [], freeing, rest)
         else:
@@ -113,51 +165,49 @@ def _check(call, k, fail, rest, live):
     return [v.owner for v in (null, zero, is_null, nonempty, failed, which)] + [branch]
 
 
-def _guard_block(block, numbered, fail, live):
+def _guard_block(block, numbered, fail, live, e):
     """Split `block` after each of its allocator calls (numbered: [(k, call)] in block order), last first, so that
     each op moves once: the ops after a call go to a new block its null check branches to."""
     ops = list(block.operations)
-    positions = [i for i, op in enumerate(ops) if _is_allocation(op)]
+    calls = {call: k for k, call in numbered}
+    positions = [(i, calls[op]) for i, op in enumerate(ops) if op.name == "llvm.call" and op.operation in calls]
     emitted, end = [], len(ops)
-    for i, (k, call) in reversed(list(zip(positions, numbered))):
+    for i, k in reversed(positions):
         rest = block.create_after()
         for op in ops[i + 1:end] + emitted:
             rest.append(op)
-        emitted, end = _check(call, k, fail, rest, live.get(k, [])), i + 1
+        call = ops[i]
+        emitted, end = _check(call, k, fail, rest, live.get(k, []), e), i + 1
 
 
 def guarded_calls(module_op):
     """The allocator calls this pass guards, in the order it numbers them: those of every function but coroutines
     and worker functions."""
     calls = []
-    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
-        if fn.regions[0].blocks:
-            coroutine, found, _ = _scan(fn)
-            calls += [] if coroutine else found
+    for fn in _functions(module_op):
+        scan = _Scan(fn)
+        calls += [] if scan.skipped else scan.calls
     return calls
 
 
 @register("tfn-return-on-failed-alloc", "Return zeroed results from a function when its malloc returns null")
 def run(module_op):
-    k, freeing = 0, False
-    for fn in collect(module_op, lambda op: op.name == "llvm.func"):
-        if not fn.regions[0].blocks:
+    k, freeing, e = 0, False, _Emitter()
+    for fn in _functions(module_op):
+        scan = _Scan(fn)
+        if scan.skipped or not scan.allocs:
             continue
-        coroutine, calls, result_type = _scan(fn)
-        if coroutine or not calls:
-            continue
-        fail = _failure_block(fn, result_type, fn.location)
+        fail = _failure_block(fn, scan.result, fn.location, e)
         first = k
-        live = {first + j: buffers for j, buffers in live_buffers(fn, _is_allocation).items()}
-        groups = []  # [(block, [(k, call)])] in order
-        for call in calls:
-            block = call.operation.block
-            if not groups or groups[-1][0] != block:
-                groups.append((block, []))
-            groups[-1][1].append((k, call))
+        live = {first + j: buffers for j, buffers in live_buffers(scan.successors, scan.allocs, scan.frees).items()}
+        groups = []  # [(block index, [(k, call)])] in order
+        for bi, _, call in scan.allocs:
+            if not groups or groups[-1][0] != bi:
+                groups.append((bi, []))
+            groups[-1][1].append((k, call.operation))
             k += 1
-        for block, numbered in groups:
-            _guard_block(block, numbered, fail, live)
+        for bi, numbered in groups:
+            _guard_block(scan.blocks[bi], numbered, fail, live, e)
             freeing |= any(live.get(n) for n, _ in numbered)
     if k:
         _ensure_globals(module_op)

@@ -24,11 +24,11 @@ _FUNC = "module { func.func @f(%a: i32) -> i32 { %0 = arith.addi %a, %a : i32 re
 def test_the_shared_context_reuses_pass_managers():
     with context.shared_context(), ir.Location.unknown():
         registry.run("canonicalize,cse", ir.Module.parse(_FUNC).operation)
-        (pm,) = registry._idle["canonicalize,cse"]
+        (pm,) = registry._idle[("canonicalize,cse", registry.verify_each_pass())]
         module = ir.Module.parse("module { func.func @g() -> i32 { %c = arith.constant 1 : i32 "
                                  "%0 = arith.addi %c, %c : i32 return %0 : i32 } }")
         registry.run("canonicalize,cse", module.operation)
-        assert registry._idle["canonicalize,cse"] == [pm]
+        assert registry._idle[("canonicalize,cse", registry.verify_each_pass())] == [pm]
         assert "arith.constant 2" in str(module) and "arith.addi" not in str(module)  # it ran on the new module
 
 
@@ -38,9 +38,22 @@ def test_a_failed_run_does_not_return_its_pass_manager():
     with context.shared_context(), ir.Location.unknown():
         with pytest.raises(ir.MLIRError, match="operands give tensor<2xf32>"):
             registry.run("tfn-verify,canonicalize", ir.Module.parse(bad).operation)
-        assert registry._idle["tfn-verify,canonicalize"] == []
+        assert registry._idle[("tfn-verify,canonicalize", registry.verify_each_pass())] == []
         registry.run("tfn-verify,canonicalize", ir.Module.parse(_FUNC).operation)
-        assert len(registry._idle["tfn-verify,canonicalize"]) == 1
+        assert len(registry._idle[("tfn-verify,canonicalize", registry.verify_each_pass())]) == 1
+
+
+def test_without_verifying_each_pass_invalid_ir_after_the_pipeline_is_an_error(monkeypatch):
+    monkeypatch.setenv(registry.VERIFY_EACH_PASS, "0")
+    with context.shared_context(), ir.Location.unknown():
+        module = ir.Module.parse("module { func.func @f(%a: i32) -> i32 { return %a : i32 } }")
+        fn = module.body.operations[0]
+        ret = fn.regions[0].blocks[0].operations[0]
+        with ir.InsertionPoint(ret):  # a return of no value from a function returning i32
+            ir.Operation.create("func.return", operands=[])
+        ret.erase()
+        with pytest.raises(ir.MLIRError, match="has 0 operands, but enclosing function"):
+            registry.run("cse", module.operation)
 
 
 def test_another_context_gets_a_new_pass_manager_each_run():
