@@ -7,7 +7,7 @@ from mlir import ir
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, cuda_driver, toolchain
+from tfn.runtime import cache, cuda_driver, llvm_codegen, toolchain
 
 
 def declared_functions(llvm_module):
@@ -120,9 +120,16 @@ def _generate_object(llvm_module, opt_level, target):
     libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
+    engine = None
     try:
-        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
-        engine.dump_to_object_file(obj)
+        if opt_level == 0 and llvm_codegen.available():
+            llvm_codegen.write_object(llvm_module, obj)
+        else:
+            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
+            engine.dump_to_object_file(obj)
+    except CompileError:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
