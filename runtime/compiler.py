@@ -103,7 +103,7 @@ class Libraries:
                      *([self.cuda.library] if self.cuda is not None else [])]
         if async_runtime:
             toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
-        toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
+        toolchain.load_tls_runtime()  # the engine's emulated TLS (its JIT resolves __emutls_get_address)
 
 
 def prepare(llvm_module, target=None):
@@ -114,22 +114,20 @@ def prepare(llvm_module, target=None):
 
 
 def _generate_object(llvm_module, opt_level, target):
-    """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
-    from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
-
+    """(the ExecutionEngine or None, object path, scratch dir, libraries to link) for build_shared_object and
+    build_object: LLVM's C API generates the code (runtime/llvm_codegen.py), the engine where that cannot."""
     libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
     engine = None
     try:
-        if opt_level == 0 and llvm_codegen.available():
-            llvm_codegen.write_object(llvm_module, obj)
+        if opt_level in llvm_codegen.LEVELS and llvm_codegen.available():
+            llvm_codegen.write_object(llvm_module, obj, opt_level)
         else:
+            from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
+
             engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
             engine.dump_to_object_file(obj)
-    except CompileError:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None

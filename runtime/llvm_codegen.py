@@ -1,37 +1,43 @@
-"""Quick code generation through LLVM's C API: an LLVM-dialect module to an object file at LLVM's real O0.
+"""Code generation through LLVM's C API: an LLVM-dialect module to an object file, without MLIR's ExecutionEngine.
 
-MLIR's ExecutionEngine cannot generate code at O0: it applies its opt level to the LLVM IR passes, and to a
-target-machine builder it then ignores, generating code with a target machine made beforehand at LLVM's default
-level (O2: SelectionDAG with its combiner, the greedy register allocator, post-RA scheduling). For the MLP training
-step that is ~190 ms of code generation where O0's (FastISel, the fast register allocator) takes ~65 ms; the
-engine also links the code in memory to hand out the object file (~30 ms more). So code built at O0 (the quick tier
-of runtime/tiering.py, tiny functions) is made here instead, by the libraries MLIR's bindings already loaded:
-`mlirTranslateModuleToLLVMIR` (libMLIRPythonCAPI), LLVM's `default<O0>` pipeline (it lowers the async runtime's
-coroutines) and a target machine for the host CPU at CodeGenOptLevel None writing the object file (libLLVM).
+The engine is a JIT: to hand out an object file it also links the code in memory, resolving its symbols in the
+process (~90 ms for a small function on a busy machine, of ~200), and it cannot generate code at O0: it applies
+its opt level to the LLVM IR passes, and to a target-machine builder it then ignores, generating code with a target
+machine made beforehand at LLVM's default level (O2: SelectionDAG with its combiner, the greedy register allocator,
+post-RA scheduling). For the MLP training step's quick code (runtime/tiering.py) that was ~190 ms of code
+generation where O0's (FastISel, the fast register allocator) takes ~65 ms. So objects are made here, by the
+libraries MLIR's bindings already loaded: `mlirTranslateModuleToLLVMIR` (libMLIRPythonCAPI), LLVM's pass pipeline
+(`default<O0>` lowers the async runtime's coroutines; `default<O3>` with the engine's tuning: loop unrolling,
+interleaving and vectorisation, SLP vectorisation) and a target machine for the host CPU writing the object file
+(libLLVM): at CodeGenOptLevel None for O0, and at the default level for O3, as the engine generated it.
 
 As the engine does, the module gets the host's triple and data layout and each C interface `_mlir_ciface_<f>` a
 packed wrapper `_mlir__mlir_ciface_<f>(void **args)` (runtime/executable.py's trampoline calls it). Unlike the
-engine's, thread-local variables (the error channel, passes/tfn_thread_local_errors.py) are native ELF TLS, not
-emulated: the .so is always loaded by the dynamic linker. Code generation does not change results: no fast-math
-flags are added, and LLVM fuses `llvm.fmuladd` into FMAs at every level alike.
+engine, whose target machine is a JIT's, the code uses the small code model and native ELF TLS for thread-local
+variables (the error channel, passes/tfn_thread_local_errors.py), as a shared object loaded by the dynamic linker
+may. Code generation does not change results: no fast-math flags are added, and LLVM fuses `llvm.fmuladd` into FMAs
+at every level alike.
 
-The translation holds the GIL (it reads the MLIR context that tracing threads share); the LLVM passes and code
-generation run on a private LLVMContext with the GIL released, so two modules can be built at once.
-`available()` says whether this LLVM has what is needed (else runtime/compiler.py uses the engine at O0).
+The translation holds the GIL (it reads the MLIR context that tracing threads share); LLVM's passes and code
+generation run on a private LLVMContext with the GIL released. `available()` says whether this LLVM has what is
+needed (else runtime/compiler.py uses the engine). This file imports only the standard library and MLIR's bindings:
+the optimising child process (runtime/optimize_worker.py) loads it by path, without tfn.
 """
 import ctypes
 import functools
 import os
 import platform
 
-from tfn.dialects.errors import CompileError
-from tfn.runtime import toolchain
+import mlir.ir
 
-LLVM_LIB = os.path.join(toolchain.SITE, "llvm", "lib", "libLLVM.so")
-MLIR_CAPI = os.path.join(toolchain.SITE, "mlir", "_mlir_libs", "libMLIRPythonCAPI.so")
+SITE = os.path.dirname(os.path.dirname(os.path.abspath(mlir.ir.__file__)))  # (the wheels' site-packages)
+LLVM_LIB = os.path.join(SITE, "llvm", "lib", "libLLVM.so")
+MLIR_CAPI = os.path.join(SITE, "mlir", "_mlir_libs", "libMLIRPythonCAPI.so")
 _TARGETS = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AArch64"}  # machine -> LLVM target
 _P = ctypes.c_void_p
-_CODEGEN_NONE, _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE, _VOID_TYPE_KIND = 0, 2, 0, 1, 0
+_RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE, _VOID_TYPE_KIND = 2, 0, 1, 0
+# opt level -> (LLVM's pass pipeline, the code generator's level: LLVMCodeGenOptLevel None / Default)
+LEVELS = {0: (b"default<O0>", 0), 3: (b"default<O3>", 2)}
 _PACKED_PREFIX, _CIFACE_PREFIX = "_mlir_", "_mlir_ciface_"
 
 # (name, result, argument types) of the C functions used: LLVM's, then MLIR's (called holding the GIL)
@@ -45,6 +51,10 @@ _LLVM_API = (
     ("LLVMCreateTargetDataLayout", _P, _P), ("LLVMDisposeTargetData", None, _P),
     ("LLVMSetTarget", None, _P, _P), ("LLVMSetModuleDataLayout", None, _P, _P),
     ("LLVMCreatePassBuilderOptions", _P), ("LLVMDisposePassBuilderOptions", None, _P),
+    ("LLVMPassBuilderOptionsSetLoopUnrolling", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetLoopInterleaving", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetLoopVectorization", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetSLPVectorization", None, _P, ctypes.c_int),
     ("LLVMRunPasses", _P, _P, ctypes.c_char_p, _P, _P),
     ("LLVMGetErrorMessage", _P, _P), ("LLVMDisposeErrorMessage", None, _P),
     ("LLVMTargetMachineEmitToFile", ctypes.c_int, _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_P)),
@@ -130,17 +140,21 @@ def _capi_pointer(obj):
     return get_pointer(capsule, get_name(capsule))
 
 
-def write_object(llvm_module, path):
-    """Generate the code of `llvm_module` (an ir.Module in the LLVM dialect) at O0 for the host CPU (its functions'
-    target-features attributes name a target's features) into the object file `path` (position-independent).
-    Raises CompileError naming what failed."""
+class CodegenError(Exception):
+    """LLVM could not translate or generate the code; the message says why."""
+
+
+def write_object(llvm_module, path, opt_level=0):
+    """Generate the code of `llvm_module` (an ir.Module in the LLVM dialect) at `opt_level` (a key of LEVELS) for
+    the host CPU (its functions' target-features attributes name a target's features) into the object file `path`
+    (position-independent). Raises CodegenError naming what failed."""
     api = _api()
     llvm = api.llvm
     context = llvm.LLVMContextCreate()
     try:
         module = _translate(api, llvm_module, context)
         try:
-            _emit(api, module, path)
+            _emit(api, module, path, opt_level)
         finally:
             llvm.LLVMDisposeModule(module)
     finally:
@@ -151,32 +165,35 @@ def _translate(api, llvm_module, context):
     api.mlir.mlirRegisterAllLLVMTranslations(_capi_pointer(llvm_module.context))
     module = api.mlir.mlirTranslateModuleToLLVMIR(_capi_pointer(llvm_module.operation), context)
     if not module:
-        raise CompileError("LLVM code generation failed: the module does not translate to LLVM IR")
+        raise CodegenError("the module does not translate to LLVM IR")
     return module
 
 
-def _emit(api, module, path):
+def _emit(api, module, path, opt_level):
     llvm = api.llvm
-    machine = llvm.LLVMCreateTargetMachine(api.target, api.triple, api.cpu, api.features, _CODEGEN_NONE, _RELOC_PIC,
+    pipeline, codegen_level = LEVELS[opt_level]
+    machine = llvm.LLVMCreateTargetMachine(api.target, api.triple, api.cpu, api.features, codegen_level, _RELOC_PIC,
                                            _CODE_MODEL_DEFAULT)
     options = llvm.LLVMCreatePassBuilderOptions()
+    for tuning in ("LoopUnrolling", "LoopInterleaving", "LoopVectorization", "SLPVectorization"):
+        getattr(llvm, f"LLVMPassBuilderOptionsSet{tuning}")(options, 1)  # the engine's (OptUtils.cpp)
     try:
         llvm.LLVMSetTarget(module, api.triple)
         layout = llvm.LLVMCreateTargetDataLayout(machine)
         llvm.LLVMSetModuleDataLayout(module, layout)
         llvm.LLVMDisposeTargetData(layout)
         _add_packed_wrappers(llvm, module)
-        error = llvm.LLVMRunPasses(module, b"default<O0>", machine, options)
+        error = llvm.LLVMRunPasses(module, pipeline, machine, options)
         if error:
             message = llvm.LLVMGetErrorMessage(error)
             text = ctypes.string_at(message).decode(errors="replace")
             llvm.LLVMDisposeErrorMessage(message)
-            raise CompileError(f"LLVM code generation failed: {text}")
+            raise CodegenError(text)
         message = _P()
         if llvm.LLVMTargetMachineEmitToFile(machine, module, os.fsencode(path), _OBJECT_FILE, ctypes.byref(message)):
             text = ctypes.string_at(message.value).decode(errors="replace") if message.value else "no message"
             llvm.LLVMDisposeMessage(message)
-            raise CompileError(f"LLVM code generation failed: {text}")
+            raise CodegenError(text)
     finally:
         llvm.LLVMDisposePassBuilderOptions(options)
         llvm.LLVMDisposeTargetMachine(machine)

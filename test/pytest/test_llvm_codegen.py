@@ -1,5 +1,6 @@
-"""Quick code through LLVM's C API (runtime/llvm_codegen.py): O0 objects with the engine's packed wrappers,
-thread-local variables per thread, errors as CompileError, and the same results as the optimised code."""
+"""Code generation through LLVM's C API (runtime/llvm_codegen.py): objects with the engine's packed wrappers,
+thread-local variables per thread, the engine where the C API cannot be used, errors as CompileError, and the same
+results at O0 and O3."""
 import ctypes
 import threading
 
@@ -71,15 +72,18 @@ def test_o0_objects_have_packed_wrappers_of_the_c_interfaces_and_per_thread_tls(
     assert _packed(lib, "_mlir_ciface_bump", ctypes.c_int64(2), ctypes.c_double(1.0)) == 2
 
 
-def test_o0_code_is_built_through_the_c_api_and_o3_code_by_the_engine(monkeypatch):
+@pytest.mark.parametrize("level", [0, 3])
+def test_code_is_built_through_the_c_api_and_by_the_engine_where_it_cannot(monkeypatch, level):
     calls = []
     write = llvm_codegen.write_object
     monkeypatch.setattr(llvm_codegen, "write_object", lambda *a: calls.append(a) or write(*a))
-    _build(_MODULE, 0)
+    lib = _build(_MODULE, level)
+    assert [a[2] for a in calls] == [level]
+    monkeypatch.setattr(llvm_codegen, "available", lambda: False)
+    engine_lib = _build(_MODULE, level)
     assert len(calls) == 1
-    lib = _build(_MODULE, 3)
-    assert len(calls) == 1
-    assert _packed(lib, "_mlir_ciface_bump", ctypes.c_int64(3), ctypes.c_double(2.0)) == 6
+    for built in (lib, engine_lib):
+        assert _packed(built, "_mlir_ciface_bump", ctypes.c_int64(3), ctypes.c_double(2.0)) == 6
 
 
 def test_a_module_that_does_not_translate_is_a_compile_error():
