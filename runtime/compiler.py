@@ -45,8 +45,9 @@ def _uses_mpi(declared):
 def _set_target_features(llvm_module, target):
     """Give every function `llvm_module` defines the target's LLVM features (none for the host's own level).
 
-    The ExecutionEngine generates code for the host CPU; a function's target-features attribute replaces the host's
-    features for that function, in LLVM's vectorisers as in code generation."""
+    Code is generated for the host CPU (runtime/llvm_codegen.py, as the ExecutionEngine does); a function's
+    target-features attribute replaces the host's features for that function, in LLVM's vectorisers as in code
+    generation."""
     if not target.llvm_features:
         return
     import json  # start-up cost: needed when code is built (a cache miss), not at `import tfn`

@@ -1,8 +1,9 @@
 """Tiered compilation: a big function's first call runs quick code while its optimised code is built aside.
 
 LLVM's O3 optimisation and code generation of a large function (a training step's ~12k LLVM instructions: ~1 s)
-is most of its first call, while its O0 code (a third of the time) runs nearly as fast: the hot kernels are
-vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
+is most of its first call, while its O0 code (FastISel and the fast register allocator, runtime/llvm_codegen.py:
+~80 ms with the link) runs at under half the speed, good enough until the O3 code is in place: the hot kernels
+are vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
 (MIN_BYTES of bytecode or more) and would be built at O3 is built at QUICK_LEVEL and runs at once; the same module
 goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py) generating its O3 object. A thread of
 this process waits for the child (without the GIL), links the object and stores the .so in the artifact cache
