@@ -130,14 +130,17 @@ def available():
     return _api() is not None
 
 
+# Private prototypes of CPython's capsule functions (setting argtypes on ctypes.pythonapi's would change them for
+# every other user in the process)
+_CAPSULE_NAME = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+_CAPSULE_POINTER = ctypes.PYFUNCTYPE(_P, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                                                             ctypes.pythonapi))
+
+
 def _capi_pointer(obj):
     """The C API pointer (MlirContext, MlirOperation) an MLIR Python object holds in its capsule."""
     capsule = obj._CAPIPtr
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
-    return get_pointer(capsule, get_name(capsule))
+    return _CAPSULE_POINTER(capsule, _CAPSULE_NAME(capsule))
 
 
 class CodegenError(Exception):
