@@ -30,8 +30,10 @@ from tfn.runtime import cache, compiler, toolchain
 
 ENV = "TFN_TIERED_COMPILATION"
 # The quick tier's LLVM opt level, and the bytecode size of an LLVM-dialect module from which it is used: below,
-# O3 costs too little more than O0 for a second build to pay (a 1,000-op elementwise chain: ~30 KB, 80 ms at O3,
-# 60 at O0; the MLP training step: ~140 KB, 1,000 ms at O3, 320 at O0).
+# O3 costs too little more than O0 for a second build to pay. (Set with the ExecutionEngine's figures, whose "O0"
+# generated code at O2: a 1,000-op elementwise chain: ~30 KB, 80 ms at O3, 60 at O0; the MLP training step:
+# ~140 KB, 1,000 ms at O3, 320 at O0. Through LLVM's C API, runtime/llvm_codegen.py, the step's O0 build with its
+# link takes ~80 ms: a lower threshold may now pay.)
 QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
 _COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
