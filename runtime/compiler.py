@@ -59,10 +59,11 @@ def _set_target_features(llvm_module, target):
             op.attributes["target_features"] = attr
 
 
-def build_shared_object(llvm_module, opt_level=3, target=None):
+def build_shared_object(llvm_module, opt_level=3, target=None, libs=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
-    and link it into a new .so; returns its path."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    and link it into a new .so; returns (its path, its scratch dir). libs: the module's Libraries if prepare()
+    ran already (for this target)."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, libs)
     so = os.path.join(work, "a.so")
     link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
@@ -79,7 +80,7 @@ def build_object(llvm_module, opt_level=3, target=None):
 
     Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
     it calls one of them, the async runtime when it runs kernels on worker threads)."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, None)
     del engine
     return obj, work, libs
 
@@ -114,10 +115,11 @@ def prepare(llvm_module, target=None):
     return Libraries(llvm_module)
 
 
-def _generate_object(llvm_module, opt_level, target):
+def _generate_object(llvm_module, opt_level, target, libs):
     """(the ExecutionEngine or None, object path, scratch dir, libraries to link) for build_shared_object and
     build_object: LLVM's C API generates the code (runtime/llvm_codegen.py), the engine where that cannot."""
-    libs = prepare(llvm_module, target)
+    if libs is None:
+        libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
     engine = None

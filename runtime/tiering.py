@@ -84,11 +84,12 @@ def plan(lowered, k, target, name):
 
 class Upgrade:
     """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
-    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact. `libs`: the
+    module's compiler.Libraries (prepared once: the quick build uses them too).
     `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
     def __init__(self, name, k, work, module_path, libs):
-        self.name, self._key, self._work, self._module_path, self._libs = name, k, work, module_path, libs
+        self.name, self._key, self._work, self._module_path, self.libs = name, k, work, module_path, libs
         self.executable = self.error = self.seconds = None
         self._done = threading.Event()
         self._listeners = []
@@ -106,7 +107,7 @@ class Upgrade:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
         argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
-                os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
+                os.pathsep.join(self.libs.preload), os.pathsep.join(self.libs.jit)]
         with _lock:
             _pending.append(self)
         try:
@@ -135,7 +136,7 @@ class Upgrade:
                 raise CompileError(f"the optimised build of '{self.name}' failed (exit status "
                                    f"{self._proc.returncode})" + _tail(os.path.join(self._work, "stderr")))
             so = os.path.join(self._work, "a.so")
-            failure = compiler.Link(so, obj, self._libs.link).wait()
+            failure = compiler.Link(so, obj, self.libs.link).wait()
             if failure is not None:
                 raise CompileError(f"linking the optimised code of '{self.name}' failed: {failure}")
             if self._cancelled:
