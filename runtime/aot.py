@@ -10,8 +10,9 @@ What the library needs at run time is libc and libm only, which the link checks 
 - code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
 - the error channel (dialects/abi.py) is thread-local (tfn-thread-local-errors): the entry point reads the calling
   thread's copy through the code's `tfn_error_flag_slot()`, so threads call the library at once, each with its own
-  error. The object code's thread-local storage is emulated (`__emutls_get_address`): libgcc is linked statically
-  (`-static-libgcc`), its emutls routine goes into the library, which needs no libgcc_s;
+  error. The object code's thread-local storage is native ELF TLS (runtime/llvm_codegen.py; where the
+  ExecutionEngine generates it instead, emulated: libgcc is linked statically (`-static-libgcc`), its emutls
+  routine goes into the library); either way the library needs no libgcc_s;
 - only the entry point and `<name>_last_error` are exported (a version script): two libraries can be linked into
   one program.
 """

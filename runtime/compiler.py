@@ -7,7 +7,7 @@ from mlir import ir
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, cuda_driver, toolchain
+from tfn.runtime import cache, cuda_driver, llvm_codegen, toolchain
 
 
 def declared_functions(llvm_module):
@@ -45,8 +45,9 @@ def _uses_mpi(declared):
 def _set_target_features(llvm_module, target):
     """Give every function `llvm_module` defines the target's LLVM features (none for the host's own level).
 
-    The ExecutionEngine generates code for the host CPU; a function's target-features attribute replaces the host's
-    features for that function, in LLVM's vectorisers as in code generation."""
+    Code is generated for the host CPU (runtime/llvm_codegen.py, as the ExecutionEngine does); a function's
+    target-features attribute replaces the host's features for that function, in LLVM's vectorisers as in code
+    generation."""
     if not target.llvm_features:
         return
     import json  # start-up cost: needed when code is built (a cache miss), not at `import tfn`
@@ -58,10 +59,11 @@ def _set_target_features(llvm_module, target):
             op.attributes["target_features"] = attr
 
 
-def build_shared_object(llvm_module, opt_level=3, target=None):
+def build_shared_object(llvm_module, opt_level=3, target=None, libs=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
-    and link it into a new .so; returns its path."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    and link it into a new .so; returns (its path, its scratch dir). libs: the module's Libraries if prepare()
+    ran already (for this target)."""
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, libs)
     so = os.path.join(work, "a.so")
     link = Link(so, obj, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
@@ -78,7 +80,7 @@ def build_object(llvm_module, opt_level=3, target=None):
 
     Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
     it calls one of them, the async runtime when it runs kernels on worker threads)."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target)
+    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, None)
     del engine
     return obj, work, libs
 
@@ -103,7 +105,7 @@ class Libraries:
                      *([self.cuda.library] if self.cuda is not None else [])]
         if async_runtime:
             toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
-        toolchain.load_tls_runtime()  # the error channel's emulated TLS (the JIT resolves __emutls_get_address)
+        toolchain.load_tls_runtime()  # the engine's emulated TLS (its JIT resolves __emutls_get_address)
 
 
 def prepare(llvm_module, target=None):
@@ -113,16 +115,22 @@ def prepare(llvm_module, target=None):
     return Libraries(llvm_module)
 
 
-def _generate_object(llvm_module, opt_level, target):
-    """(the ExecutionEngine, object path, scratch dir, libraries to link) for build_shared_object/build_object."""
-    from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
-
-    libs = prepare(llvm_module, target)
+def _generate_object(llvm_module, opt_level, target, libs):
+    """(the ExecutionEngine or None, object path, scratch dir, libraries to link) for build_shared_object and
+    build_object: LLVM's C API generates the code (runtime/llvm_codegen.py), the engine where that cannot."""
+    if libs is None:
+        libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
     obj = os.path.join(work, "a.o")
+    engine = None
     try:
-        engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
-        engine.dump_to_object_file(obj)
+        if opt_level in llvm_codegen.LEVELS and llvm_codegen.available():
+            llvm_codegen.write_object(llvm_module, obj, opt_level)
+        else:
+            from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
+
+            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
+            engine.dump_to_object_file(obj)
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None

@@ -137,7 +137,7 @@ def _artifact(module, options, symbol, name, tiered=False):
             upgrade = tiering.plan(lowered, k, on, name or symbol)
         if upgrade is not None:
             try:
-                so, scratch = compiler.build_shared_object(lowered, tiering.QUICK_LEVEL, on)
+                so, scratch = compiler.build_shared_object(lowered, tiering.QUICK_LEVEL, on, upgrade.libs)
                 artifact = cache.open_built(so)
             except OSError as e:
                 shutil.rmtree(scratch, ignore_errors=True)

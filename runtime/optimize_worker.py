@@ -1,24 +1,25 @@
 """The background optimised build of tiered compilation (runtime/tiering.py), run as a child process by file path.
 
 `python optimize_worker.py MODULE.mlirbc OUT.o OPT_LEVEL PRELOADS JIT_LIBS` reads an LLVM-dialect
-module (MLIR bytecode), generates its code at OPT_LEVEL with MLIR's ExecutionEngine, as runtime/compiler.py does
-in the process, and writes the object file OUT.o (its tmp name renamed into place: a reader sees all of it or
-nothing). PRELOADS and JIT_LIBS are os.pathsep-separated shared libraries: loaded into the global symbol scope
-first (the engine resolves every symbol it calls), and handed to the engine. It imports only the standard library
-and the MLIR bindings (not tfn: starting costs ~0.2 s less, and tfn need not be importable by path).
+module (MLIR bytecode), generates its code at OPT_LEVEL as runtime/compiler.py does in the process (LLVM's C API,
+runtime/llvm_codegen.py, else MLIR's ExecutionEngine), and writes the object file OUT.o (its tmp name renamed into
+place: a reader sees all of it or nothing). PRELOADS and JIT_LIBS are os.pathsep-separated shared libraries, for
+the engine only: loaded into the global symbol scope first (it resolves every symbol it calls), and handed to it.
+It imports only the standard library, the MLIR bindings and llvm_codegen.py beside it, by path (not tfn: starting
+costs ~0.2 s less, and tfn need not be importable by path).
 
 Once OUT.o is written it prints `done` and waits for the parent to write `collected` and close its stdin. A thread
 reads stdin from the start: should it end without `collected` (the parent died, whether before or after the object
 was written), the child removes OUT's folder and exits: a killed parent leaves no half-built files.
 """
 import ctypes
+import importlib.util
 import os
 import shutil
 import sys
 import threading
 
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 COLLECTED = b"collected"
 
@@ -39,22 +40,41 @@ def main(argv):
     except OSError:
         pass
     threading.Thread(target=_watch_parent, args=(os.path.dirname(out),), daemon=True).start()
+    with open(module_path, "rb") as f:
+        data = f.read()
+    codegen = _llvm_codegen()
+    with ir.Context():
+        module = ir.Module.parse(data)
+        if int(level) in codegen.LEVELS and codegen.available():
+            codegen.write_object(module, out + ".tmp", int(level))
+        else:
+            _engine_object(module, out + ".tmp", int(level), preloads, jit_libs)
+    os.replace(out + ".tmp", out)
+    sys.stdout.write("done\n")
+    sys.stdout.flush()
+    threading.Event().wait()  # the watching thread exits the process (no teardown of the engine and MLIR)
+
+
+def _llvm_codegen():
+    """runtime/llvm_codegen.py, loaded by path."""
+    spec = importlib.util.spec_from_file_location(
+        "tfn_llvm_codegen", os.path.join(os.path.dirname(os.path.abspath(__file__)), "llvm_codegen.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _engine_object(module, out, level, preloads, jit_libs):
+    from mlir.execution_engine import ExecutionEngine  # start-up cost: only where LLVM's C API cannot be used
+
     for lib in filter(None, preloads.split(os.pathsep)):
         try:
             ctypes.CDLL(lib, mode=os.RTLD_GLOBAL)
         except OSError:  # as in the parent (toolchain.load_tls_runtime): the engine names what it then misses
             pass
-    with open(module_path, "rb") as f:
-        data = f.read()
-    with ir.Context():
-        module = ir.Module.parse(data)
-        engine = ExecutionEngine(module, opt_level=int(level), shared_libs=list(filter(None, jit_libs.split(
-            os.pathsep))), enable_pic=True)
-        engine.dump_to_object_file(out + ".tmp")
-    os.replace(out + ".tmp", out)
-    sys.stdout.write("done\n")
-    sys.stdout.flush()
-    threading.Event().wait()  # the watching thread exits the process (no teardown of the engine and MLIR)
+    engine = ExecutionEngine(module, opt_level=level, shared_libs=list(filter(None, jit_libs.split(os.pathsep))),
+                             enable_pic=True)
+    engine.dump_to_object_file(out)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Tiered compilation: a big function's first call runs quick code while its optimised code is built aside.
 
 LLVM's O3 optimisation and code generation of a large function (a training step's ~12k LLVM instructions: ~1 s)
-is most of its first call, while its O0 code (a third of the time) runs nearly as fast: the hot kernels are
-vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
+is most of its first call, while its O0 code (FastISel and the fast register allocator, runtime/llvm_codegen.py:
+~80 ms with the link) runs at under half the speed, good enough until the O3 code is in place: the hot kernels
+are vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
 (MIN_BYTES of bytecode or more) and would be built at O3 is built at QUICK_LEVEL and runs at once; the same module
 goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py) generating its O3 object. A thread of
 this process waits for the child (without the GIL), links the object and stores the .so in the artifact cache
@@ -29,8 +30,10 @@ from tfn.runtime import cache, compiler, toolchain
 
 ENV = "TFN_TIERED_COMPILATION"
 # The quick tier's LLVM opt level, and the bytecode size of an LLVM-dialect module from which it is used: below,
-# O3 costs too little more than O0 for a second build to pay (a 1,000-op elementwise chain: ~30 KB, 80 ms at O3,
-# 60 at O0; the MLP training step: ~140 KB, 1,000 ms at O3, 320 at O0).
+# O3 costs too little more than O0 for a second build to pay. (Set with the ExecutionEngine's figures, whose "O0"
+# generated code at O2: a 1,000-op elementwise chain: ~30 KB, 80 ms at O3, 60 at O0; the MLP training step:
+# ~140 KB, 1,000 ms at O3, 320 at O0. Through LLVM's C API, runtime/llvm_codegen.py, the step's O0 build with its
+# link takes ~80 ms: a lower threshold may now pay.)
 QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
 _COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
@@ -81,11 +84,12 @@ def plan(lowered, k, target, name):
 
 class Upgrade:
     """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
-    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact. `libs`: the
+    module's compiler.Libraries (prepared once: the quick build uses them too).
     `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
     def __init__(self, name, k, work, module_path, libs):
-        self.name, self._key, self._work, self._module_path, self._libs = name, k, work, module_path, libs
+        self.name, self._key, self._work, self._module_path, self.libs = name, k, work, module_path, libs
         self.executable = self.error = self.seconds = None
         self._done = threading.Event()
         self._listeners = []
@@ -103,7 +107,7 @@ class Upgrade:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
         argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
-                os.pathsep.join(self._libs.preload), os.pathsep.join(self._libs.jit)]
+                os.pathsep.join(self.libs.preload), os.pathsep.join(self.libs.jit)]
         with _lock:
             _pending.append(self)
         try:
@@ -132,7 +136,7 @@ class Upgrade:
                 raise CompileError(f"the optimised build of '{self.name}' failed (exit status "
                                    f"{self._proc.returncode})" + _tail(os.path.join(self._work, "stderr")))
             so = os.path.join(self._work, "a.so")
-            failure = compiler.Link(so, obj, self._libs.link).wait()
+            failure = compiler.Link(so, obj, self.libs.link).wait()
             if failure is not None:
                 raise CompileError(f"linking the optimised code of '{self.name}' failed: {failure}")
             if self._cancelled:

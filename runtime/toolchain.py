@@ -31,8 +31,9 @@ def load_async_runtime():
 
 def load_tls_runtime():
     """Load libgcc_s (`__emutls_get_address`) into the process's global symbol scope, once: the thread-local error
-    channel (passes/tfn_thread_local_errors.py) is emulated TLS in the JIT's code, and the lean link leaves the
-    symbol to the process."""
+    channel (passes/tfn_thread_local_errors.py) is emulated TLS in code the ExecutionEngine generated (where LLVM's C
+    API cannot be used, runtime/llvm_codegen.py, and artifacts stored by earlier versions), and the lean link leaves
+    the symbol to the process."""
     if "tls" not in _LOADED:
         try:
             _LOADED["tls"] = ctypes.CDLL(TLS_RUNTIME, mode=os.RTLD_GLOBAL)

@@ -1,0 +1,252 @@
+"""Code generation through LLVM's C API: an LLVM-dialect module to an object file, without MLIR's ExecutionEngine.
+
+The engine is a JIT: to hand out an object file it also links the code in memory, resolving its symbols in the
+process (~90 ms for a small function on a busy machine, of ~200), and it cannot generate code at O0: it applies
+its opt level to the LLVM IR passes, and to a target-machine builder it then ignores, generating code with a target
+machine made beforehand at LLVM's default level (O2: SelectionDAG with its combiner, the greedy register allocator,
+post-RA scheduling). For the MLP training step's quick code (runtime/tiering.py) that was ~190 ms of code
+generation where O0's (FastISel, the fast register allocator) takes ~65 ms. So objects are made here, by the
+libraries MLIR's bindings already loaded: `mlirTranslateModuleToLLVMIR` (libMLIRPythonCAPI), LLVM's pass pipeline
+(`default<O0>` lowers the async runtime's coroutines; `default<O3>` with the engine's tuning: loop unrolling,
+interleaving and vectorisation, SLP vectorisation) and a target machine for the host CPU writing the object file
+(libLLVM): at CodeGenOptLevel None for O0, and at the default level for O3, as the engine generated it.
+
+As the engine does, the module gets the host's triple and data layout and each C interface `_mlir_ciface_<f>` a
+packed wrapper `_mlir__mlir_ciface_<f>(void **args)` (runtime/executable.py's trampoline calls it). Unlike the
+engine, whose target machine is a JIT's, the code uses the small code model and native ELF TLS for thread-local
+variables (the error channel, passes/tfn_thread_local_errors.py), as a shared object loaded by the dynamic linker
+may. Code generation does not change results: no fast-math flags are added, and LLVM fuses `llvm.fmuladd` into FMAs
+at every level alike.
+
+The translation holds the GIL (it reads the MLIR context that tracing threads share); LLVM's passes and code
+generation run on a private LLVMContext with the GIL released. `available()` says whether this LLVM has what is
+needed (else runtime/compiler.py uses the engine). This file imports only the standard library and MLIR's bindings:
+the optimising child process (runtime/optimize_worker.py) loads it by path, without tfn.
+"""
+import ctypes
+import functools
+import os
+import platform
+
+import mlir.ir
+
+SITE = os.path.dirname(os.path.dirname(os.path.abspath(mlir.ir.__file__)))  # (the wheels' site-packages)
+LLVM_LIB = os.path.join(SITE, "llvm", "lib", "libLLVM.so")
+MLIR_CAPI = os.path.join(SITE, "mlir", "_mlir_libs", "libMLIRPythonCAPI.so")
+_TARGETS = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AArch64"}  # machine -> LLVM target
+_P = ctypes.c_void_p
+_RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE, _VOID_TYPE_KIND = 2, 0, 1, 0
+# opt level -> (LLVM's pass pipeline, the code generator's level: LLVMCodeGenOptLevel None / Default)
+LEVELS = {0: (b"default<O0>", 0), 3: (b"default<O3>", 2)}
+_PACKED_PREFIX, _CIFACE_PREFIX = "_mlir_", "_mlir_ciface_"
+
+# (name, result, argument types) of the C functions used: LLVM's, then MLIR's (called holding the GIL)
+_LLVM_API = (
+    ("LLVMContextCreate", _P), ("LLVMContextDispose", None, _P), ("LLVMDisposeModule", None, _P),
+    ("LLVMGetDefaultTargetTriple", _P), ("LLVMGetHostCPUName", _P), ("LLVMGetHostCPUFeatures", _P),
+    ("LLVMDisposeMessage", None, _P),
+    ("LLVMGetTargetFromTriple", ctypes.c_int, _P, ctypes.POINTER(_P), ctypes.POINTER(_P)),
+    ("LLVMCreateTargetMachine", _P, _P, _P, _P, _P, ctypes.c_int, ctypes.c_int, ctypes.c_int),
+    ("LLVMDisposeTargetMachine", None, _P),
+    ("LLVMCreateTargetDataLayout", _P, _P), ("LLVMDisposeTargetData", None, _P),
+    ("LLVMSetTarget", None, _P, _P), ("LLVMSetModuleDataLayout", None, _P, _P),
+    ("LLVMCreatePassBuilderOptions", _P), ("LLVMDisposePassBuilderOptions", None, _P),
+    ("LLVMPassBuilderOptionsSetLoopUnrolling", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetLoopInterleaving", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetLoopVectorization", None, _P, ctypes.c_int),
+    ("LLVMPassBuilderOptionsSetSLPVectorization", None, _P, ctypes.c_int),
+    ("LLVMRunPasses", _P, _P, ctypes.c_char_p, _P, _P),
+    ("LLVMGetErrorMessage", _P, _P), ("LLVMDisposeErrorMessage", None, _P),
+    ("LLVMTargetMachineEmitToFile", ctypes.c_int, _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_P)),
+    # the packed wrappers
+    ("LLVMGetModuleContext", _P, _P), ("LLVMGetFirstFunction", _P, _P), ("LLVMGetNextFunction", _P, _P),
+    ("LLVMIsDeclaration", ctypes.c_int, _P),
+    ("LLVMGetValueName2", _P, _P, ctypes.POINTER(ctypes.c_size_t)), ("LLVMGlobalGetValueType", _P, _P),
+    ("LLVMCountParamTypes", ctypes.c_uint, _P), ("LLVMGetParamTypes", None, _P, ctypes.POINTER(_P)),
+    ("LLVMGetReturnType", _P, _P), ("LLVMGetTypeKind", ctypes.c_int, _P),
+    ("LLVMPointerTypeInContext", _P, _P, ctypes.c_uint), ("LLVMInt64TypeInContext", _P, _P),
+    ("LLVMVoidTypeInContext", _P, _P), ("LLVMFunctionType", _P, _P, ctypes.POINTER(_P), ctypes.c_uint, ctypes.c_int),
+    ("LLVMAddFunction", _P, _P, ctypes.c_char_p, _P), ("LLVMGetParam", _P, _P, ctypes.c_uint),
+    ("LLVMAppendBasicBlockInContext", _P, _P, _P, ctypes.c_char_p),
+    ("LLVMCreateBuilderInContext", _P, _P), ("LLVMPositionBuilderAtEnd", None, _P, _P),
+    ("LLVMDisposeBuilder", None, _P), ("LLVMConstInt", _P, _P, ctypes.c_ulonglong, ctypes.c_int),
+    ("LLVMBuildGEP2", _P, _P, _P, _P, ctypes.POINTER(_P), ctypes.c_uint, ctypes.c_char_p),
+    ("LLVMBuildLoad2", _P, _P, _P, _P, ctypes.c_char_p),
+    ("LLVMBuildCall2", _P, _P, _P, _P, ctypes.POINTER(_P), ctypes.c_uint, ctypes.c_char_p),
+    ("LLVMBuildStore", _P, _P, _P, _P), ("LLVMBuildRetVoid", _P, _P),
+)
+_MLIR_API = (("mlirTranslateModuleToLLVMIR", _P, _P, _P), ("mlirRegisterAllLLVMTranslations", None, _P))
+
+
+class _Api:
+    """The C functions, bound once (`llvm.<name>`, `mlir.<name>`), and the host's triple, CPU and features."""
+
+    def __init__(self, target):
+        llvm_lib = ctypes.CDLL(LLVM_LIB)  # the copy MLIR's bindings loaded (the same file: not loaded again)
+        mlir_lib = ctypes.PyDLL(MLIR_CAPI)  # PyDLL: its calls keep the GIL
+        self.llvm = _bind(llvm_lib, _LLVM_API)
+        self.mlir = _bind(mlir_lib, _MLIR_API)
+        for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
+            getattr(llvm_lib, f"LLVMInitialize{target}{part}")()
+        self.triple = self._string(self.llvm.LLVMGetDefaultTargetTriple())
+        self.cpu = self._string(self.llvm.LLVMGetHostCPUName())
+        self.features = self._string(self.llvm.LLVMGetHostCPUFeatures())
+        self.target = _P()
+        error = _P()
+        if self.llvm.LLVMGetTargetFromTriple(self.triple, ctypes.byref(self.target), ctypes.byref(error)):
+            raise OSError(self._string(error.value))
+
+    def _string(self, ptr):
+        """The bytes of an LLVM-allocated message, which is then freed."""
+        try:
+            return ctypes.string_at(ptr)
+        finally:
+            self.llvm.LLVMDisposeMessage(ptr)
+
+
+def _bind(lib, table):
+    ns = type("C", (), {})()
+    for name, restype, *argtypes in table:
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+        setattr(ns, name, fn)
+    return ns
+
+
+@functools.lru_cache(maxsize=None)
+def _api():
+    """The bound C API, or None where it cannot be had (another CPU architecture, an LLVM without a symbol)."""
+    target = _TARGETS.get(platform.machine().lower())
+    if target is None:
+        return None
+    try:
+        return _Api(target)
+    except (OSError, AttributeError):
+        return None
+
+
+def available():
+    """Whether object files can be generated here (else the ExecutionEngine generates them)."""
+    return _api() is not None
+
+
+# Private prototypes of CPython's capsule functions (setting argtypes on ctypes.pythonapi's would change them for
+# every other user in the process)
+_CAPSULE_NAME = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+_CAPSULE_POINTER = ctypes.PYFUNCTYPE(_P, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                                                             ctypes.pythonapi))
+
+
+def _capi_pointer(obj):
+    """The C API pointer (MlirContext, MlirOperation) an MLIR Python object holds in its capsule."""
+    capsule = obj._CAPIPtr
+    return _CAPSULE_POINTER(capsule, _CAPSULE_NAME(capsule))
+
+
+class CodegenError(Exception):
+    """LLVM could not translate or generate the code; the message says why."""
+
+
+def write_object(llvm_module, path, opt_level=0):
+    """Generate the code of `llvm_module` (an ir.Module in the LLVM dialect) at `opt_level` (a key of LEVELS) for
+    the host CPU (its functions' target-features attributes name a target's features) into the object file `path`
+    (position-independent). Raises CodegenError naming what failed."""
+    api = _api()
+    llvm = api.llvm
+    context = llvm.LLVMContextCreate()
+    try:
+        module = _translate(api, llvm_module, context)
+        try:
+            _emit(api, module, path, opt_level)
+        finally:
+            llvm.LLVMDisposeModule(module)
+    finally:
+        llvm.LLVMContextDispose(context)
+
+
+def _translate(api, llvm_module, context):
+    api.mlir.mlirRegisterAllLLVMTranslations(_capi_pointer(llvm_module.context))
+    module = api.mlir.mlirTranslateModuleToLLVMIR(_capi_pointer(llvm_module.operation), context)
+    if not module:
+        raise CodegenError("the module does not translate to LLVM IR")
+    return module
+
+
+def _emit(api, module, path, opt_level):
+    llvm = api.llvm
+    pipeline, codegen_level = LEVELS[opt_level]
+    machine = llvm.LLVMCreateTargetMachine(api.target, api.triple, api.cpu, api.features, codegen_level, _RELOC_PIC,
+                                           _CODE_MODEL_DEFAULT)
+    options = llvm.LLVMCreatePassBuilderOptions()
+    for tuning in ("LoopUnrolling", "LoopInterleaving", "LoopVectorization", "SLPVectorization"):
+        getattr(llvm, f"LLVMPassBuilderOptionsSet{tuning}")(options, 1)  # the engine's (OptUtils.cpp)
+    try:
+        llvm.LLVMSetTarget(module, api.triple)
+        layout = llvm.LLVMCreateTargetDataLayout(machine)
+        llvm.LLVMSetModuleDataLayout(module, layout)
+        llvm.LLVMDisposeTargetData(layout)
+        _add_packed_wrappers(llvm, module)
+        error = llvm.LLVMRunPasses(module, pipeline, machine, options)
+        if error:
+            message = llvm.LLVMGetErrorMessage(error)
+            text = ctypes.string_at(message).decode(errors="replace")
+            llvm.LLVMDisposeErrorMessage(message)
+            raise CodegenError(text)
+        message = _P()
+        if llvm.LLVMTargetMachineEmitToFile(machine, module, os.fsencode(path), _OBJECT_FILE, ctypes.byref(message)):
+            text = ctypes.string_at(message.value).decode(errors="replace") if message.value else "no message"
+            llvm.LLVMDisposeMessage(message)
+            raise CodegenError(text)
+    finally:
+        llvm.LLVMDisposePassBuilderOptions(options)
+        llvm.LLVMDisposeTargetMachine(machine)
+
+
+def _functions(llvm, module):
+    fn = llvm.LLVMGetFirstFunction(module)
+    while fn:
+        yield fn
+        fn = llvm.LLVMGetNextFunction(fn)
+
+
+def _add_packed_wrappers(llvm, module):
+    """Give each C interface function `f` (`_mlir_ciface_*`, defined here) the wrapper `_mlir_f(void **args)` that
+    loads argument i from *args[i], calls f and stores its result, if any, to *args[n] (the engine's convention)."""
+    size = ctypes.c_size_t()
+    targets = []
+    for fn in _functions(llvm, module):
+        name = ctypes.string_at(llvm.LLVMGetValueName2(fn, ctypes.byref(size)), size.value)
+        if name.startswith(_CIFACE_PREFIX.encode()) and not llvm.LLVMIsDeclaration(fn):
+            targets.append((name, fn))
+    if not targets:
+        return
+    builder = llvm.LLVMCreateBuilderInContext(llvm.LLVMGetModuleContext(module))
+    try:
+        for name, fn in targets:
+            _packed_wrapper(llvm, module, builder, _PACKED_PREFIX.encode() + name, fn)
+    finally:
+        llvm.LLVMDisposeBuilder(builder)
+
+
+def _packed_wrapper(llvm, module, builder, name, fn):
+    context = llvm.LLVMGetModuleContext(module)
+    ptr = llvm.LLVMPointerTypeInContext(context, 0)
+    i64 = llvm.LLVMInt64TypeInContext(context)
+    wrapper = llvm.LLVMAddFunction(module, name, llvm.LLVMFunctionType(llvm.LLVMVoidTypeInContext(context),
+                                                                       (_P * 1)(ptr), 1, 0))
+    llvm.LLVMPositionBuilderAtEnd(builder, llvm.LLVMAppendBasicBlockInContext(context, wrapper, b"entry"))
+    packed = llvm.LLVMGetParam(wrapper, 0)
+
+    def slot(i):  # *args[i]: where argument (or the result) i is
+        index = (_P * 1)(llvm.LLVMConstInt(i64, i, 0))
+        return llvm.LLVMBuildLoad2(builder, ptr, llvm.LLVMBuildGEP2(builder, ptr, packed, index, 1, b""), b"")
+
+    fn_type = llvm.LLVMGlobalGetValueType(fn)
+    n = llvm.LLVMCountParamTypes(fn_type)
+    params = (_P * max(n, 1))()
+    llvm.LLVMGetParamTypes(fn_type, params)
+    args = (_P * max(n, 1))(*[llvm.LLVMBuildLoad2(builder, params[i], slot(i), b"") for i in range(n)])
+    result = llvm.LLVMBuildCall2(builder, fn_type, fn, args, n, b"")
+    if llvm.LLVMGetTypeKind(llvm.LLVMGetReturnType(fn_type)) != _VOID_TYPE_KIND:
+        llvm.LLVMBuildStore(builder, result, slot(n))
+    llvm.LLVMBuildRetVoid(builder)
