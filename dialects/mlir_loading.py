@@ -40,9 +40,10 @@ import types
 DEFERRED = ("mlir.ir", "mlir.dialects.arith", "mlir.dialects.func", "mlir.dialects.irdl", "mlir.dialects.scf",
             "mlir.dialects.tensor")
 
-# What the preloading thread opens: what a trace needs (a compile's own extension modules load with it).
+# What the preloading thread opens, in order: what every trace needs first, then what a compile needs.
 PRELOADED = ("libMLIRPythonCAPI.so", "libnanobind-mlir.so", "libMLIRPythonSupport-mlir.so", "_mlir",
-             "_mlirRegisterEverything", "_mlirDialectsIRDL")
+             "_mlirRegisterEverything", "_mlirDialectsIRDL", "_mlirDialectsLLVM", "_mlirDialectsLinalg",
+             "_mlirDialectsTransform", "_mlirTransformInterpreter", "_mlirExecutionEngine")
 
 _lock = threading.RLock()
 _running = set()  # names of the deferred modules whose code is running now (in the thread holding _lock)
