@@ -16,15 +16,6 @@ library resolves its own symbols first. A finder first on `sys.meta_path` applie
 MLIR is reached (a deferred module, `mlir.dialects.scf`, a user's own `import mlir.ir` after tfn's). (RTLD_LAZY
 would save a quarter of loading MLIR, but with it a later ValueError raised by MLIR's bindings aborted the
 process in test_compile_driver.py: the flags are otherwise Python's.)
-
-Preloading. Most of loading MLIR is the dynamic linker relocating libLLVM and libMLIRPythonCAPI (~45 of the ~60 ms
-a first trace spent loading MLIR), work that needs no Python. `install()` starts a thread that opens those
-libraries and the extension modules a trace needs (PRELOADED) with `dlopen` called through ctypes, which lets go
-of the GIL: on a second core they load while `import tfn` and the program's own start run, and when MLIR's
-modules are imported later their `dlopen` finds them loaded. The thread opens them with RTLD_DEEPBIND whatever
-is loaded now, so a foreign LLVM made global while the thread runs (`import tfn; import tensorflow`) cannot
-capture their symbols. A fork waits for the thread (a child must not inherit the linker's lock held), and
-`TFN_PRELOAD_MLIR=0` turns it off (MLIR then loads at the first trace, as above).
 """
 import ctypes
 import importlib.machinery
@@ -39,11 +30,6 @@ import types
 # code and none of MLIR's extension modules (test_mlir_loading.py).
 DEFERRED = ("mlir.ir", "mlir.dialects.arith", "mlir.dialects.func", "mlir.dialects.irdl", "mlir.dialects.scf",
             "mlir.dialects.tensor")
-
-# What the preloading thread opens, in order: what every trace needs first, then what a compile needs.
-PRELOADED = ("libMLIRPythonCAPI.so", "libnanobind-mlir.so", "libMLIRPythonSupport-mlir.so", "_mlir",
-             "_mlirRegisterEverything", "_mlirDialectsIRDL", "_mlirDialectsLLVM", "_mlirDialectsLinalg",
-             "_mlirDialectsTransform", "_mlirTransformInterpreter", "_mlirExecutionEngine")
 
 _lock = threading.RLock()
 _running = set()  # names of the deferred modules whose code is running now (in the thread holding _lock)
@@ -97,65 +83,15 @@ class _Deferred(types.ModuleType):
     """A module whose code runs when an attribute it lacks is first asked for (see the module docstring)."""
 
     def __getattr__(self, name):
-        _load(self)
+        with _lock:
+            if type(self) is _Deferred and self.__name__ not in _running:
+                _running.add(self.__name__)
+                try:
+                    self.__spec__.loader.exec_module(self)
+                    self.__class__ = types.ModuleType
+                finally:
+                    _running.discard(self.__name__)
         return types.ModuleType.__getattribute__(self, name)
-
-
-def _load(module):
-    """Run a deferred module's code, once."""
-    with _lock:
-        if type(module) is _Deferred and module.__name__ not in _running:
-            _running.add(module.__name__)
-            try:
-                module.__spec__.loader.exec_module(module)
-                module.__class__ = types.ModuleType
-            finally:
-                _running.discard(module.__name__)
-
-
-_preloading = None  # the thread preloading MLIR's libraries, while it runs
-
-# The C library's functions tfn's modules call, resolved here, before the preloading thread starts: `dlsym` waits
-# for the linker's lock, which a `dlopen` of libLLVM holds for tens of milliseconds.
-LIBC = ctypes.CDLL(None)
-LIBC.dlopen.restype, LIBC.dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-LIBC.free.restype, LIBC.free.argtypes = None, [ctypes.c_void_p]
-
-
-def _library_paths():
-    """The files of PRELOADED, found without importing anything of MLIR."""
-    libs = importlib.util.find_spec("mlir._mlir_libs").submodule_search_locations[0]
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    paths = [os.path.join(libs, name if name.endswith(".so") else name + suffix) for name in PRELOADED]
-    hashlib = importlib.util.find_spec("_hashlib")  # (OpenSSL's: the artifact cache's keys load it)
-    if hashlib is not None and hashlib.origin and hashlib.origin.endswith(".so"):
-        paths.append(hashlib.origin)
-    return paths
-
-
-def _preload(paths, flags):
-    for path in paths:
-        LIBC.dlopen(os.fsencode(path), flags)  # (a handle never closed; a failure is Python's to report at import)
-
-
-def _wait_for_preload():
-    thread = _preloading
-    if thread is not None and thread.ident is not None:  # (started)
-        thread.join()
-
-
-def _start_preload():
-    global _preloading
-    if os.environ.get("TFN_PRELOAD_MLIR", "1") == "0":
-        return
-    try:
-        paths = _library_paths()
-    except (ImportError, AttributeError, TypeError, IndexError):
-        return  # no MLIR to preload: the import at first use says what is missing
-    _preloading = threading.Thread(target=_preload, args=(paths, sys.getdlopenflags() | os.RTLD_DEEPBIND),
-                                   name="tfn-preload-mlir", daemon=True)
-    os.register_at_fork(before=_wait_for_preload)
-    _preloading.start()
 
 
 def _defer(name):
@@ -181,23 +117,6 @@ def install():
         for name in DEFERRED:
             if name not in sys.modules:
                 _defer(name)
-        if _preloading is None:
-            _start_preload()
-
-
-def finish_preload():
-    """The end of `import tfn` when MLIR is being preloaded: wait for the libraries, then run the deferred modules'
-    code, so that a first trace finds MLIR ready."""
-    if _preloading is None:
-        return
-    _wait_for_preload()
-    for name in DEFERRED:
-        module = sys.modules.get(name)
-        if isinstance(module, _Deferred):
-            _load(module)
-    from tfn.dialects import context  # start-up cost: only when preloading (this module is imported first)
-
-    context.shared_context()
 
 
 def is_loaded():

@@ -9,7 +9,7 @@ functions never needs them.
 """
 import importlib
 
-from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR's libraries start loading, isolated if need be)
+from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR loads on first use, isolated if need be)
 
 # isort: split
 from tfn import (  # noqa: F401
@@ -75,8 +75,3 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
-
-
-# Last: MLIR's libraries have been loading on another core while the rest of tfn imported (dialects/mlir_loading.py);
-# wait for them and run MLIR's Python modules, so that a first trace finds MLIR ready.
-mlir_loading.finish_preload()

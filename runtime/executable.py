@@ -15,12 +15,14 @@ import threading
 
 import numpy as np
 
-from tfn.dialects import mlir_loading
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
 from tfn.runtime import buffer_cache, callbacks, fastcall, toolchain
 
-_LIBC_FREE = mlir_loading.LIBC.free  # (resolved before MLIR's libraries started loading: see there)
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+_LIBC_FREE = _libc.free
 _free = _LIBC_FREE  # becomes the buffer cache's tfn_free once that is loaded (_bind_allocator)
 _GLOBAL_SENTINEL = 0xDEADBEEF  # memref.get_global's `allocated`: a constant, never freed
 _DESCRIPTORS = {}

@@ -1,6 +1,4 @@
-"""MLIR's libraries load beside `import tfn` (a thread, dialects/mlir_loading.py) and are ready when it returns; with
-TFN_PRELOAD_MLIR=0, MLIR loads on first use (tracing, compiling) and eager programs never load it."""
-import os
+"""MLIR loads on first use (tracing, compiling), not at `import tfn`: eager programs never load it."""
 import subprocess
 import sys
 
@@ -13,10 +11,9 @@ def loaded_mlir():
 """
 
 
-def _run(code, preload=True):
-    env = dict(os.environ, TFN_PRELOAD_MLIR="1" if preload else "0")
+def _run(code):
     out = subprocess.run([sys.executable, "-c", "import sys\n" + _LOADED_MLIR + code], capture_output=True,
-                         text=True, timeout=300, env=env)
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.splitlines()
 
@@ -43,45 +40,8 @@ print([round(float(a), 4) for a in f(x).numpy()[0]], "mlir.ir" in loaded_mlir(),
 from mlir import ir  # a program's own use of MLIR after tfn's
 with ir.Context():
     print(ir.Module.parse("func.func @g() { return }").operation.name)
-""", preload=False)
+""")
     assert out == ["[]", "116.0 58.0 (2, 2) string (2, 3)", "[]", "[1.5232, 1.9281] True True", "builtin.module"]
-
-
-def test_import_tfn_returns_with_mlir_loaded_and_python_s_flags_kept():
-    out = _run("""
-flags = sys.getdlopenflags()
-import tfn
-from tfn.dialects import mlir_loading
-mapped = {line.split()[-1].rsplit("/", 1)[-1] for line in open("/proc/self/maps") if ".so" in line}
-print("mlir.ir" in loaded_mlir(), sys.getdlopenflags() == flags, "libMLIRPythonCAPI.so" in mapped,
-      mlir_loading._preloading.is_alive())
-x = tfn.constant([[1.0, 2.0], [3.0, 4.0]])
-print(float(tfn.function(lambda a: tfn.reduce_sum(a * a))(x)))
-""")
-    assert out == ["True True True False", "30.0"]
-
-
-def test_a_fork_while_mlir_preloads_leaves_the_child_able_to_load_libraries():
-    # a child forked while the thread holds the dynamic linker's lock would deadlock at its first dlopen
-    out = _run("""
-import ctypes, ctypes.util, os, threading
-forked = []
-def fork_soon():
-    while getattr(sys.modules.get("tfn.dialects.mlir_loading"), "_preloading", None) is None:
-        pass
-    pid = os.fork()
-    if pid == 0:
-        ctypes.CDLL(ctypes.util.find_library("m"))  # a dlopen: the linker lock must be free
-        print("child ok", flush=True)
-        os._exit(0)
-    forked.append(os.waitpid(pid, 0)[1])
-t = threading.Thread(target=fork_soon)
-t.start()
-import tfn
-t.join()
-print("parent", forked == [0])
-""")
-    assert sorted(out) == ["child ok", "parent True"]
 
 
 def test_first_traces_in_several_threads_at_once():
@@ -103,7 +63,7 @@ for t in threads:
 for t in threads:
     t.join()
 print(results)
-""", preload=False)
+""")
     assert out == ["[3.0, 6.0, 9.0, 12.0]"]
 
 
