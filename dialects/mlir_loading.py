@@ -16,6 +16,11 @@ library resolves its own symbols first. A finder first on `sys.meta_path` applie
 MLIR is reached (a deferred module, `mlir.dialects.scf`, a user's own `import mlir.ir` after tfn's). (RTLD_LAZY
 would save a quarter of loading MLIR, but with it a later ValueError raised by MLIR's bindings aborted the
 process in test_compile_driver.py: the flags are otherwise Python's.)
+
+Not done, measured: loading MLIR's libraries on a second thread during `import tfn` (dlopen through ctypes, without
+the GIL) saved nothing with glibc 2.36: while that dlopen holds the loader's lock (~45 ms for libLLVM and the C
+API), the importing thread waits at its next dlopen or dlsym and at its first use of a library's dynamic TLS
+(`__tls_get_addr` updating its slots takes the same lock), so import + first call stayed ~145-150 ms.
 """
 import ctypes
 import importlib.machinery

@@ -130,17 +130,21 @@ def available():
     return _api() is not None
 
 
-# Private prototypes of CPython's capsule functions (setting argtypes on ctypes.pythonapi's would change them for
-# every other user in the process)
-_CAPSULE_NAME = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
-_CAPSULE_POINTER = ctypes.PYFUNCTYPE(_P, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
-                                                                             ctypes.pythonapi))
+@functools.lru_cache(maxsize=None)
+def _capsule_functions():
+    """Private prototypes of CPython's capsule functions (setting argtypes on ctypes.pythonapi's would change them
+    for every other user in the process); looked up at the first build, not at import (a lookup waits for the
+    dynamic linker, busy loading MLIR during `import tfn`: dialects/mlir_loading.py)."""
+    name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+    pointer = ctypes.PYFUNCTYPE(_P, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
+    return name, pointer
 
 
 def _capi_pointer(obj):
     """The C API pointer (MlirContext, MlirOperation) an MLIR Python object holds in its capsule."""
     capsule = obj._CAPIPtr
-    return _CAPSULE_POINTER(capsule, _CAPSULE_NAME(capsule))
+    name, pointer = _capsule_functions()
+    return pointer(capsule, name(capsule))
 
 
 class CodegenError(Exception):
