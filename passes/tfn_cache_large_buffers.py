@@ -10,13 +10,17 @@ tfn's runtime sets both when it loads the code (runtime/executable.py) to its bu
 again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an
 AOT export linked into a C program) keeps malloc and free. Globals rather than symbols the loader binds: the JIT
 that generates the code resolves every symbol a module names, in a process that may have no buffer cache. Other
-allocators (the coroutine frames' aligned_alloc) are left alone. Run after tfn-return-on-failed-alloc (which finds
-the malloc calls it guards by name); a module without malloc or free calls is left unchanged.
+allocators (the coroutine frames' aligned_alloc) are left alone, and so are the frees tfn-return-on-failed-alloc
+adds on the way out of a failed allocation (marked `tfn.failure_path`: five in six of a training step's frees; the
+buffer cache's blocks are plain malloc blocks, so free() takes them, uncached). Run after
+tfn-return-on-failed-alloc (which finds the malloc calls it guards by name); a module without malloc or free calls
+is left unchanged.
 """
 from mlir import ir
 from mlir.dialects import llvm
 
 from tfn.passes.registry import register
+from tfn.passes.tfn_return_on_failed_alloc import FAILURE_PATH
 from tfn.passes.walk import collect
 
 # callee -> (the global holding its replacement, the LLVM function type of both)
@@ -34,26 +38,28 @@ def _declare_hook(module_op, hook):
     ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]).insert(ir.Operation.parse(text))
 
 
-def _route(call, callee, hook):
+def _route(call, hook, tail):
     """Split call's block: branch on the hook to a block calling it or one keeping the direct call (so that the
-    k-th malloc call stays the k-th: runtime_errors finds a failed one by tfn-return-on-failed-alloc's count)."""
+    k-th malloc call stays the k-th: runtime_errors finds a failed one by tfn-return-on-failed-alloc's count).
+    `tail` are the ops after the call in its block, which move to the join block; returns the ops this adds to the
+    end of the call's block (the branch on the hook)."""
     ptr = ir.Type.parse("!llvm.ptr")
     block = call.operation.block
-    ops = list(block.operations)
-    at = next(i for i, op in enumerate(ops) if op == call.operation)
     results = [r.type for r in call.results]
     with call.location:
         join = block.create_after(*results)
         cached = block.create_after()
         plain = block.create_after()
-    for op in ops[at + 1:]:
+    for op in tail:
         join.append(op)
     for old, new in zip(call.results, join.arguments):
         old.replace_all_uses_with(new)
     with ir.InsertionPoint(block), call.location:
-        held = llvm.load(ptr, llvm.mlir_addressof(ptr, hook))
-        unset = llvm.icmp(llvm.ICmpPredicate.eq, held, llvm.mlir_zero(ptr))
-        llvm.cond_br(unset, [], [], plain, cached)
+        address = llvm.mlir_addressof(ptr, hook)
+        held = llvm.load(ptr, address)
+        zero = llvm.mlir_zero(ptr)
+        unset = llvm.icmp(llvm.ICmpPredicate.eq, held, zero)
+        branch = llvm.cond_br(unset, [], [], plain, cached)
     plain.append(call.operation)
     with ir.InsertionPoint(plain), call.location:
         llvm.br(list(call.results), join)
@@ -61,19 +67,47 @@ def _route(call, callee, hook):
         routed = llvm.CallOp(results[0] if results else None, [held, *call.operands], [],
                              ir.DenseI32ArrayAttr.get([]))
         llvm.br(list(routed.results), join)
+    return [address.owner, held.owner, zero.owner, unset.owner, branch]
+
+
+def _route_block(block, calls):
+    """Route the calls of one block (in its order) from the last to the first: each op after a call moves once."""
+    ops = list(block.operations)
+    at, positions = 0, []
+    for call, _ in calls:
+        while ops[at] != call.operation:
+            at += 1
+        positions.append(at)
+    end, added = len(ops), []
+    for (call, hook), at in zip(reversed(calls), reversed(positions)):
+        added = _route(call, hook, ops[at + 1:end] + added)
+        end = at
 
 
 @register("tfn-cache-large-buffers", "Call malloc and free through module globals the runtime may set to its buffer "
           "cache's functions (null: malloc and free)")
 def run(module_op):
     table = ir.SymbolTable(module_op)
+    hooks = {}  # callee -> its hook, for the callees routed
     for callee, (hook, fn_type) in HOOKS.items():
         if callee not in table or hook in table:
             continue  # not called, or routed already
         if str(ir.TypeAttr(table[callee].attributes["function_type"]).value) != fn_type:
             continue  # an unexpected signature (not what finalize-memref-to-llvm declares): left alone
-        calls = collect(module_op, lambda op, c=callee: op.name == "llvm.call" and _callee(op) == c)
-        if calls:
+        hooks[callee] = hook
+    if not hooks:
+        return
+    calls = [(op, hooks[_callee(op)]) for op in collect(module_op, lambda op: op.name == "llvm.call")
+             if _callee(op) in hooks and FAILURE_PATH not in op.attributes]
+    for hook in hooks.values():  # (in HOOKS' order)
+        if any(h == hook for _, h in calls):
             _declare_hook(module_op, hook)
-        for call in calls:
-            _route(call, callee, hook)
+    # (LLVM-dialect function bodies are flat blocks: a walk meets each block's calls one after another)
+    group = []
+    for call, hook in calls:
+        if group and group[-1][0].operation.block != call.operation.block:
+            _route_block(group[-1][0].operation.block, group)
+            group = []
+        group.append((call, hook))
+    if group:
+        _route_block(group[-1][0].operation.block, group)

@@ -23,6 +23,7 @@ from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 ALLOCATORS = ("malloc", "aligned_alloc")
+FAILURE_PATH = "tfn.failure_path"  # the unit attribute marking the frees this pass adds (LLVM's translation ignores it)
 # The functions async-parallel-for outlines (upstream names; several loops get suffixes _0, _1, ...).
 WORKER_FUNCTIONS = ("parallel_compute_fn", "async_dispatch_fn")
 
@@ -115,9 +116,11 @@ class _Emitter:
         self.free = None
 
     def call_free(self, pointer):
-        """`llvm.call @free(pointer)` at the current insertion point."""
+        """`llvm.call @free(pointer) {tfn.failure_path}` at the current insertion point (the mark: calls on the way
+        out of a failed allocation, which tfn-cache-large-buffers leaves direct)."""
         if self.free is None:
             self.free = llvm.call(None, [pointer], [], ir.DenseI32ArrayAttr.get([]), callee="free")
+            self.free.operation.attributes[FAILURE_PATH] = ir.UnitAttr.get()
             return
         self.free.clone(ir.InsertionPoint.current).operands[0] = pointer
 

@@ -38,3 +38,13 @@ llvm.func @f(%n: i64) -> !llvm.ptr {
   llvm.call @free(%p) : (!llvm.ptr) -> ()
   llvm.return %q : !llvm.ptr
 }
+
+// A free tfn-return-on-failed-alloc added on a failed allocation's way out stays a direct call.
+// CHECK-LABEL: llvm.func @g
+// CHECK-NOT: tfn_free_hook
+// CHECK: llvm.call @free(%arg0) {tfn.failure_path} : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.return
+llvm.func @g(%p: !llvm.ptr) {
+  llvm.call @free(%p) {tfn.failure_path} : (!llvm.ptr) -> ()
+  llvm.return
+}
