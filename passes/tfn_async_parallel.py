@@ -28,7 +28,7 @@ from mlir.passmanager import PassManager
 
 from tfn.passes.options import WORKERS
 from tfn.passes.registry import register, verify_each_pass
-from tfn.passes.walk import collect
+from tfn.passes.walk import callee_of, collect, contains
 
 DISPATCH = "async_dispatch_fn"  # the functions async-parallel-for outlines: the dispatcher and the loop body
 RELEASE = "tfn_release_blocks"
@@ -143,10 +143,6 @@ func.func private @{compute}_launch(%n: index{sep}{params}) {{
 """
 
 
-def _callee(op):
-    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-
-
 def _owner(value):
     owner = value.owner
     return getattr(owner, "operation", owner)
@@ -160,12 +156,12 @@ def take_blocks(module_op, workers):
     for op in [o.operation for o in body.operations]:
         name = ir.StringAttr(op.attributes["sym_name"]).value if op.name == "func.func" else ""
         if name.startswith(DISPATCH):
-            computes[name] = [_callee(c) for c in collect(op, lambda c: c.name == "func.call")
-                              if not _callee(c).startswith(DISPATCH)][-1]
+            computes[name] = [callee_of(c) for c in collect(op, lambda c: c.name == "func.call")
+                              if not callee_of(c).startswith(DISPATCH)][-1]
             op.erase()
     added = []
-    for call in collect(module_op, lambda op: op.name == "func.call" and _callee(op) in computes):
-        compute = computes[_callee(call)]
+    for call in collect(module_op, lambda op: op.name == "func.call" and callee_of(op) in computes):
+        compute = computes[callee_of(call)]
         group, _, n, *args = call.operands
         if f"{compute}_launch" not in added:
             parsed = ir.Module.parse(take_blocks_text(compute, [a.type for a in args], workers, RELEASE not in added),
@@ -187,26 +183,13 @@ def take_blocks(module_op, workers):
 @register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime, blocks taken dynamically "
           "by the caller and the worker threads; modules without scf.forall are left untouched", options=[WORKERS])
 def async_parallel(module_op, workers):
-    if not _has_forall(module_op):
+    if not contains(module_op, lambda op: op.name == "scf.forall"):
         return
     outline, lower = async_passes(workers)
     _run(outline, module_op)
     take_blocks(module_op, workers)
     _run(lower, module_op)
 
-
-def _has_forall(module_op):
-    """Whether module_op holds an scf.forall (the walk stops at the first)."""
-    found = []
-
-    def visit(op):
-        if op.name == "scf.forall":
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return bool(found)
 
 
 def _run(passes, module_op):

@@ -16,20 +16,17 @@ buffer cache's blocks are plain malloc blocks, so free() takes them, uncached). 
 tfn-return-on-failed-alloc (which finds the malloc calls it guards by name); a module without malloc or free calls
 is left unchanged.
 """
+import itertools
+
 from mlir import ir
 from mlir.dialects import llvm
 
 from tfn.passes.registry import register
 from tfn.passes.tfn_return_on_failed_alloc import FAILURE_PATH
-from tfn.passes.walk import collect
+from tfn.passes.walk import callee_of, collect
 
 # callee -> (the global holding its replacement, the LLVM function type of both)
 HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>"), "free": ("tfn_free_hook", "!llvm.func<void (ptr)>")}
-
-
-def _callee(op):
-    attr = op.attributes["callee"] if "callee" in op.attributes else None
-    return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
 def _declare_hook(module_op, hook):
@@ -97,17 +94,11 @@ def run(module_op):
         hooks[callee] = hook
     if not hooks:
         return
-    calls = [(op, hooks[_callee(op)]) for op in collect(module_op, lambda op: op.name == "llvm.call")
-             if _callee(op) in hooks and FAILURE_PATH not in op.attributes]
+    calls = [(op, hooks[callee_of(op)]) for op in collect(module_op, lambda op: op.name == "llvm.call")
+             if callee_of(op) in hooks and FAILURE_PATH not in op.attributes]
     for hook in hooks.values():  # (in HOOKS' order)
         if any(h == hook for _, h in calls):
             _declare_hook(module_op, hook)
     # (LLVM-dialect function bodies are flat blocks: a walk meets each block's calls one after another)
-    group = []
-    for call, hook in calls:
-        if group and group[-1][0].operation.block != call.operation.block:
-            _route_block(group[-1][0].operation.block, group)
-            group = []
-        group.append((call, hook))
-    if group:
-        _route_block(group[-1][0].operation.block, group)
+    for block, group in itertools.groupby(calls, key=lambda item: item[0].operation.block):
+        _route_block(block, list(group))

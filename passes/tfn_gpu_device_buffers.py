@@ -21,7 +21,7 @@ a linalg op left on the host) is an error naming the op.
 from mlir import ir
 
 from tfn.passes.registry import PassFailure, register
-from tfn.passes.walk import collect, funcs
+from tfn.passes.walk import collect, contains, funcs
 
 # host ops that only compute a view or a property of a buffer: fine on device buffers
 VIEW_OPS = {"memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.cast", "memref.dim",
@@ -152,7 +152,7 @@ def rewrite_gpu_functions(module_op, pass_name, rewrite):
     function would touch device memory: each is reported (an error naming `pass_name`) and the pass fails."""
     failed = False
     for fn in funcs(module_op):
-        if not collect(fn, lambda o: o.name == "gpu.launch"):
+        if not contains(fn, lambda o: o.name == "gpu.launch"):
             continue
         for op in _host_misuse(fn):
             op.location.emit_error(f"{pass_name}: {op.name} would touch device memory on the host")

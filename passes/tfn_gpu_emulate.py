@@ -30,7 +30,7 @@ from mlir import ir
 from tfn.passes.options import Option, positive
 from tfn.passes.registry import PassFailure, register
 from tfn.passes.target import gpu_target
-from tfn.passes.walk import collect
+from tfn.passes.walk import collect, contains
 
 WARP_SIZE = Option("warp-size", "threads of one warp: how gpu.shuffle groups lanes (default: the GPU target's)",
                    lambda t: gpu_target().warp_size, positive)
@@ -67,7 +67,7 @@ def _for(ip, lb, ub, step, loc):
 
 
 def _contains_sync(op):
-    return bool(collect(op, lambda o: o.name in SYNC))
+    return contains(op, lambda o: o.name in SYNC)
 
 
 def _attr_int(op, name, default=0):

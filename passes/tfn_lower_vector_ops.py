@@ -6,7 +6,7 @@ allocas inside loops (a stack overflow on large kernels). Modules without vector
 """
 from tfn.passes.registry import register
 from tfn.passes.tfn_vectorize_kernels import apply_schedule
-from tfn.passes.walk import collect
+from tfn.passes.walk import contains
 
 _ANY = "!transform.any_op"
 SCHEDULE = f"""
@@ -38,7 +38,7 @@ module attributes {{transform.with_named_sequence}} {{
 
 
 def _has_vectors(module_op):
-    return bool(collect(module_op, lambda op: op.name.startswith("vector.")))
+    return contains(module_op, lambda op: op.name.startswith("vector."))
 
 
 @register("tfn-lower-vector-ops", "Lower vector.contract to FMAs and n-D vector transfers to unrolled 1-D ones")

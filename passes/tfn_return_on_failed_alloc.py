@@ -20,17 +20,12 @@ from mlir.dialects import llvm
 from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
 from tfn.passes.live_buffers import FREES, live_buffers
 from tfn.passes.registry import register
-from tfn.passes.walk import collect
+from tfn.passes.walk import callee_of, collect
 
 ALLOCATORS = ("malloc", "aligned_alloc")
 FAILURE_PATH = "tfn.failure_path"  # the unit attribute marking the frees this pass adds (LLVM's translation ignores it)
 # The functions async-parallel-for outlines (upstream names; several loops get suffixes _0, _1, ...).
 WORKER_FUNCTIONS = ("parallel_compute_fn", "async_dispatch_fn")
-
-
-def _callee(op):
-    attr = op.attributes["callee"] if "callee" in op.attributes else None
-    return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
 
 
 def _functions(root):
@@ -80,7 +75,7 @@ class _Scan:
         index = {b: i for i, b in enumerate(self.blocks)}
         self.successors = [[index[s] for s in b.successors] for b in self.blocks]
         for position, op in enumerate(calls):  # the walk visits a flat function's ops in block order
-            callee = _callee(op)
+            callee = callee_of(op)
             if callee in ALLOCATORS:
                 self.allocs.append((index[op.block], position, op))
             elif callee in FREES and len(op.operands):

@@ -15,6 +15,26 @@ def collect(root, predicate):
     return found
 
 
+def contains(root, predicate):
+    """Whether some op under `root` (pre-order) satisfies predicate(op); the walk stops at the first."""
+    found = []
+
+    def visit(op):
+        if predicate(op):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
+def callee_of(op):
+    """The symbol a call op (func.call, llvm.call) names; None for an indirect call."""
+    attr = op.attributes["callee"] if "callee" in op.attributes else None
+    return ir.FlatSymbolRefAttr(attr).value if attr is not None else None
+
+
 def tfn_ops(root):
     return collect(root, lambda op: op.name.startswith("tfn."))
 
@@ -29,11 +49,10 @@ def replace_declared_calls(root, attr, emit):
     decls = {fn.attributes["sym_name"].value: fn for fn in funcs(root) if attr in fn.attributes}
     if not decls:
         return
-    calls = collect(root, lambda o: o.name == "func.call" and ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-                    in decls)
+    calls = collect(root, lambda o: o.name == "func.call" and callee_of(o) in decls)
     for call in calls:
         with ir.InsertionPoint(call), call.location:
-            new = emit(call, decls[ir.FlatSymbolRefAttr(call.attributes["callee"]).value])
+            new = emit(call, decls[callee_of(call)])
         for old, value in zip(call.results, new):
             old.replace_all_uses_with(value)
         call.erase()
