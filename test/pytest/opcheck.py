@@ -19,6 +19,20 @@ def assert_close(got, want, dtype=None):
         np.testing.assert_array_equal(got, want)
 
 
+def central_differences(loss, arrays, eps):
+    """d loss / d arrays[k][idx] for every element, by central differences; loss(arrays) -> float."""
+    out = []
+    for k, a in enumerate(arrays):
+        g = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            plus, minus = [x.copy() for x in arrays], [x.copy() for x in arrays]
+            plus[k][idx] += eps
+            minus[k][idx] -= eps
+            g[idx] = (loss(plus) - loss(minus)) / (2 * eps)
+        out.append(g)
+    return out
+
+
 def eager_and_compiled(fn, *args, signature=None):
     """(eager result, compiled result) of fn on tfn tensors made from numpy args."""
     tensors = [tfn.constant(a) if isinstance(a, np.ndarray) else a for a in args]

@@ -2,6 +2,7 @@
 with several shapes and broadcasting; a few second derivatives; eager gradients equal compiled ones."""
 import numpy as np
 import pytest
+from opcheck import central_differences
 
 import tfn
 from tfn.core.api import OP_API
@@ -146,17 +147,8 @@ def _tape_grads(fn, weights, arrays):
 
 
 def _numeric_grads(fn, weights, arrays, eps=1e-6):
-    out = []
-    for k, a in enumerate(arrays):
-        g = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            plus, minus = [x.copy() for x in arrays], [x.copy() for x in arrays]
-            plus[k][idx] += eps
-            minus[k][idx] -= eps
-            f = [float(_loss(fn, weights, [tfn.constant(x) for x in xs]).numpy()) for xs in (plus, minus)]
-            g[idx] = (f[0] - f[1]) / (2 * eps)
-        out.append(g)
-    return out
+    return central_differences(lambda xs: float(_loss(fn, weights, [tfn.constant(x) for x in xs]).numpy()),
+                               arrays, eps)
 
 
 @pytest.mark.parametrize("name,i", PARAMS)
