@@ -23,7 +23,6 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     shape = x.shape.as_list() if noise_shape is None else [int(d) for d in noise_shape]
     if None in shape:
         raise ValueError(f"dropout needs a static shape for its random mask, got {x.shape} (pass noise_shape)")
-    t = np.dtype(x.dtype.as_numpy_dtype).type
     keep = random.uniform(shape, seed=seed) >= np.float32(rate)
-    scaled = x * t(1 / (1 - rate))
+    scaled = x * (1 / (1 - rate))
     return math_ops.where(keep, scaled, fill_ops.zeros_like(scaled))

@@ -31,8 +31,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Elementwise -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x)) for labels z and logits x, as
     max(x, 0) - x z + log(1 + exp(-|x|)): no exp of a large positive number."""
     z, x = _logits_and_labels(labels, logits)
-    zero = np.dtype(x.dtype.as_numpy_dtype).type(0)
-    return math_ops.maximum(x, zero) - x * z + math_ops.log1p(math_ops.exp(-math_ops.abs(x)))
+    return math_ops.maximum(x, 0.0) - x * z + math_ops.log1p(math_ops.exp(-math_ops.abs(x)))
 
 
 @export("nn.weighted_cross_entropy_with_logits")
@@ -40,11 +39,9 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     """sigmoid_cross_entropy_with_logits with the positive term weighted by `pos_weight`:
     (1 - z) x + (1 + (pos_weight - 1) z) (log(1 + exp(-|x|)) + max(-x, 0))."""
     z, x = _logits_and_labels(labels, logits)
-    t = np.dtype(x.dtype.as_numpy_dtype).type
-    one = t(1)
-    log_weight = (convert_to_tensor(pos_weight, dtype=x.dtype) - one) * z + one
-    softplus_minus_x = math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + math_ops.maximum(-x, t(0))
-    return (one - z) * x + log_weight * softplus_minus_x
+    log_weight = (convert_to_tensor(pos_weight, dtype=x.dtype) - 1.0) * z + 1.0
+    softplus_minus_x = math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + math_ops.maximum(-x, 0.0)
+    return (1.0 - z) * x + log_weight * softplus_minus_x
 
 
 @export("nn.l2_loss")
@@ -53,7 +50,7 @@ def l2_loss(t, name=None):
     x = convert_to_tensor(t)
     if not x.dtype.is_floating:
         raise TypeError(f"l2_loss needs a floating-point tensor, got {x.dtype.name}")
-    return reduction_ops.reduce_sum(x * x) * np.dtype(x.dtype.as_numpy_dtype).type(0.5)
+    return reduction_ops.reduce_sum(x * x) * 0.5
 
 
 @export("nn.log_poisson_loss")
@@ -66,8 +63,7 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
     loss = math_ops.exp(c) - z * c
     if not compute_full_loss:
         return loss
-    t = np.dtype(c.dtype.as_numpy_dtype).type
-    above = z > t(1)
+    above = z > 1.0
     safe = math_ops.where(above, z, fill_ops.ones_like(z))  # (log of the other entries unused, kept finite)
-    stirling = safe * math_ops.log(safe) - safe + t(0.5) * math_ops.log(safe * t(2 * np.pi))
+    stirling = safe * math_ops.log(safe) - safe + 0.5 * math_ops.log(safe * (2 * np.pi))
     return loss + math_ops.where(above, stirling, fill_ops.zeros_like(z))

@@ -1,5 +1,4 @@
 """`tfn.nn` bias, moments and normalisation functions as compositions of tfn ops."""
-import numpy as np
 
 from tfn.core.api import export
 from tfn.core.tensor import convert_to_tensor
@@ -52,8 +51,7 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
     """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset (offset and scale may be None)."""
     x = convert_to_tensor(x)
-    t = np.dtype(x.dtype.as_numpy_dtype).type
-    inv = math_ops.rsqrt(convert_to_tensor(variance, dtype=x.dtype) + t(variance_epsilon))
+    inv = math_ops.rsqrt(convert_to_tensor(variance, dtype=x.dtype) + variance_epsilon)
     if scale is not None:
         inv = inv * convert_to_tensor(scale, dtype=x.dtype)
     shift = -convert_to_tensor(mean, dtype=x.dtype) * inv
@@ -67,6 +65,5 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """x / sqrt(max(sum(x ** 2, axis), epsilon)) (`axis` None: all elements)."""
     x = convert_to_tensor(x)
     axis = dim if axis is None else axis
-    t = np.dtype(x.dtype.as_numpy_dtype).type
     squares = reduction_ops.reduce_sum(x * x, axis=axis, keepdims=True)
-    return x * math_ops.rsqrt(math_ops.maximum(squares, t(epsilon)))
+    return x * math_ops.rsqrt(math_ops.maximum(squares, epsilon))
