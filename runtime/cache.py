@@ -140,6 +140,35 @@ def lookup(k):
     return found[0]
 
 
+def lookup_alias(alias):
+    """The verified Artifact whose key the entry `<alias>.alias` names (written by store_alias), or None."""
+    d = cache_dir()
+    if d is None:
+        return None
+    text = read_trusted(os.path.join(d, alias + ".alias"), _SIG_MAX_BYTES)
+    if text is None:
+        return None
+    k = text.decode("ascii", "replace").strip()
+    if len(k) != 64 or any(c not in "0123456789abcdef" for c in k):  # (a damaged entry is a miss)
+        return None
+    return lookup(k)
+
+
+def store_alias(alias, k):
+    """Let `alias` find the artifact of key k (an entry of a few bytes; a dangling one is a miss)."""
+    d = cache_dir()
+    if d is None:
+        return
+    path = os.path.join(d, alias + ".alias")
+    if read_trusted(path, _SIG_MAX_BYTES) == k.encode():
+        return
+    try:
+        private_dir(d)
+        write_atomic(d, alias + ".alias", k.encode())
+    except OSError:  # an unwritable cache: no alias
+        pass
+
+
 def open_built(built_path):
     """A built artifact as an Artifact, left where it is (not stored: quick code, runtime/tiering.py)."""
     opened = _open_verified(built_path)
@@ -221,6 +250,7 @@ def _evict(d, cap):
     open keeps its copy); returns the bytes left."""
     entries = sorted(_entries(d), key=lambda e: e[2])
     size = sum(s for _, s, _ in entries)
+    removed = set()
     for k, s, _ in entries:
         if size <= cap:
             break
@@ -229,7 +259,15 @@ def _evict(d, cap):
                 os.unlink(os.path.join(d, k + suffix))
             except OSError:
                 pass
+        removed.add(k.encode())
         size -= s
+    if removed:  # the aliases of what went (store_alias)
+        for name in os.listdir(d):
+            if name.endswith(".alias") and read_trusted(os.path.join(d, name), _SIG_MAX_BYTES) in removed:
+                try:
+                    os.unlink(os.path.join(d, name))
+                except OSError:
+                    pass
     return size
 
 

@@ -64,7 +64,7 @@ def _chip(device):
 
 
 def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, handlers=(), name=None, device=None,
-            tiered=True):
+            tiered=True, trace_key=None):
     """The Executable of function `symbol` of traced `module` (tfn dialect, left unchanged), from the artifact cache
     or built and stored there. in_types/out_types: TensorTypes of its flat arguments and results; handlers: its
     callback sites' handlers; name: the function's name in compile errors (default: symbol); device: a GPU
@@ -72,17 +72,34 @@ def compile(module, options=DEFAULT_OPTIONS, *, symbol, in_types, out_types, han
 
     tiered (and tiering on, opt level chosen per function): a big function not in the cache gets quick code, and
     its optimised code is built in the background (runtime/tiering.py): the Executable's `upgrade` then says when
-    that is loaded (`upgrade.on_ready(fn)` hands it over)."""
-    if device is not None and device.is_gpu:
-        return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
+    that is loaded (`upgrade.on_ready(fn)` hands it over).
+
+    trace_key: the key of a trace recorded without MLIR (frontend/core/record_key.py); `module` is then a function
+    returning the module, called only when the artifact cache does not know the key (on a CPU)."""
     on_error = error_describer(module, symbol, options)
 
     def load(artifact, scratch=None):
         return Executable(artifact.path, symbol, in_types, out_types, scratch, on_error=on_error, handlers=handlers,
                           source=artifact.name)
 
+    alias = None
+    if trace_key is not None:
+        if device is None or not device.is_gpu:
+            on = target_mod.current() if options.target is None else options.target
+            level = "auto" if options.opt_level is None else options.opt_level
+            alias = cache.key("recorded trace " + trace_key, options.pipeline,
+                              _option_key(level, on.cache_key(), options.target_key))
+            artifact = cache.lookup_alias(alias)
+            if artifact is not None:
+                with artifact:
+                    return load(artifact)
+        module = module()
+    if device is not None and device.is_gpu:
+        return _compile_for_gpu(module, options, symbol, in_types, out_types, name, device)
+
     with module.context:
-        artifact, scratch, upgrade = _artifact(module, options, symbol, name, tiered and options.opt_level is None)
+        artifact, scratch, upgrade = _artifact(module, options, symbol, name, tiered and options.opt_level is None,
+                                               alias)
     try:
         with artifact:  # loaded from its open descriptor: the bytes hashed are the bytes loaded
             exe = load(artifact, scratch)
@@ -119,10 +136,10 @@ def native_fingerprint(options=DEFAULT_OPTIONS):
             "target": _option_key(3, on.cache_key(), options.target_key), "host": cache.host()}
 
 
-def _artifact(module, options, symbol, name, tiered=False):
+def _artifact(module, options, symbol, name, tiered=False, alias=None):
     """(the open cache.Artifact of `symbol` in `module`, a scratch folder to remove once loaded, or None, the
     tiering.Upgrade building its optimised code, or None). tiered: a big function missing from the cache gets
-    quick code, not stored (runtime/tiering.py)."""
+    quick code, not stored (runtime/tiering.py). alias: another key to find the artifact by (a recorded trace's)."""
     level = options.opt_level
     if level is None:
         level = compiler.opt_level(ir.SymbolTable(module.operation)[symbol])
@@ -130,6 +147,8 @@ def _artifact(module, options, symbol, name, tiered=False):
     # The key names the pipeline as given: the target's cache_key holds every fact its passes' option defaults
     # come from, and spelling the options out would import every pass on a cache hit (~200 ms).
     k = cache.key(str(module), options.pipeline, _option_key(level, on.cache_key(), options.target_key))
+    if alias is not None:
+        cache.store_alias(alias, k)
     artifact, scratch, upgrade = cache.lookup(k), None, None
     if artifact is None:
         lowered = lower(module, options.pipeline, on, name or symbol)
@@ -233,6 +252,11 @@ def _run_pipeline(module_op, pipeline, fname, target=None):
 def error_describer(module, symbol, options=DEFAULT_OPTIONS):
     """on_error(code, details) -> the message of a run-time error: the failing op and the user's line."""
     target = target_mod.current() if options.target is None else options.target
+    given = module
+
+    def module_now():
+        """The module (a recorded trace's is built when its first run-time error is described)."""
+        return given() if callable(given) else given
 
     def lower(stage):
         """The module lowered to `stage` as it was compiled (an ir.Module; only tfn-pipeline's stages are known), in
@@ -241,7 +265,7 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
             return None
         from tfn.passes import registry  # start-up cost: as in lower()
 
-        text = module.operation.get_asm(enable_debug_info=True)
+        text = module_now().operation.get_asm(enable_debug_info=True)
         with _DESCRIBING:
             if not _DESCRIBING_CONTEXT:
                 _DESCRIBING_CONTEXT.append(new_context())
@@ -256,6 +280,7 @@ def error_describer(module, symbol, options=DEFAULT_OPTIONS):
         # start-up cost: the messages' lowering (and the MLIR dialect modules it builds with) loads on an error
         from tfn.passes.lowering import runtime_errors
 
+        module = module_now()
         with module.context:
             return runtime_errors.describe(module.operation, code, details, symbol, lower)
     return describe

@@ -23,6 +23,7 @@ class Statement:
 
     def __init__(self, g, where=None):
         self.g = g
+        g.materialize()  # (control flow builds MLIR regions: a trace recorded so far is built now, core/graph.py)
         self.where = where if where is not None else graph_mod.user_position()
 
     def location(self):

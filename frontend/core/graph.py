@@ -64,6 +64,11 @@ def user_position():
     return None if f is None else frame_position(f)
 
 
+# Whether a new trace records its ops in Python first and builds its MLIR only when something needs it (see
+# FuncGraph.materialize), or builds MLIR as it goes (False: test_recorded_traces compares the two).
+DEFER = True
+
+
 class Scope:
     """A region of a control-flow op being traced (a tfn.cond branch, a tfn.while_loop body)."""
 
@@ -81,7 +86,6 @@ class FuncGraph:
         # The symbol is prefixed so a function named like a C library function (tanh, exp) never
         # interposes that function in the process.
         self.symbol = "__inference_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
-        self.ctx = context.shared_context()
         self._names = {}
         self._op_names = {}  # ir.Operation -> its name, as the symbolic tensors it made are named (see op_names)
         self._new_names = []  # (ir.Operation, name) of ops emitted since op_names was last read
@@ -101,27 +105,137 @@ class FuncGraph:
         self.placement = None  # the runtime Device a tfn.function placed on a GPU is traced for (core/device_scope.py)
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
         self._locations = {}  # (code object, instruction offset) -> its ir.Location (see location())
-        with self.ctx, ir.Location.unknown():
-            self.module = ir.Module.create()
-            with ir.InsertionPoint(self.module.body):
-                self.func = func.FuncOp(self.symbol, ir.FunctionType.get([], []))
-            self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-            self.block = self.func.add_entry_block()
-        self.ip = ir.InsertionPoint(self.block)
+        self._positions = {}  # the same -> its (file, line, col), while the trace is recorded (see _position())
+        self.output_types = None  # the TensorTypes of the function's results, once finished
+        self._outputs = None  # the symbolic tensors returned, while the trace is only recorded
+        self._entries = []  # per open `with` of this graph: whether it entered the MLIR context
+        # The ops of a trace recorded without MLIR (see `materialize`), else None: MLIR holds the trace.
+        self._recorded = [] if DEFER else None
+        self._ctx = self._module = self._func = self._block = self._ip = None
+        if self._recorded is None:
+            self._build_function()
+
+    def _build_function(self):
+        """The module holding the empty function, in the shared context."""
+        self._ctx = context.shared_context()
+        with self._ctx, ir.Location.unknown():
+            self._module = ir.Module.create()
+            with ir.InsertionPoint(self._module.body):
+                self._func = func.FuncOp(self.symbol, ir.FunctionType.get([], []))
+            self._func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            self._block = self._func.add_entry_block()
+        self._ip = ir.InsertionPoint(self._block)
+
+    # The MLIR of the trace: asking for any of these builds the MLIR of a recorded trace.
+    @property
+    def ctx(self):
+        if self._recorded is not None:
+            self.materialize()
+        return self._ctx
+
+    @property
+    def module(self):
+        if self._recorded is not None:
+            self.materialize()
+        return self._module
+
+    @property
+    def func(self):
+        if self._recorded is not None:
+            self.materialize()
+        return self._func
+
+    @property
+    def block(self):
+        if self._recorded is not None:
+            self.materialize()
+        return self._block
+
+    @property
+    def ip(self):
+        if self._recorded is not None:
+            self.materialize()
+        return self._ip
+
+    @ip.setter
+    def ip(self, value):
+        self._ip = value
+
+    @property
+    def recorded(self):
+        """Whether the trace is still only recorded: no MLIR built for it yet (see `materialize`)."""
+        return self._recorded is not None
 
     def __enter__(self):
         graph_stack.push(self)
-        self.ctx.__enter__()
+        entered = self._recorded is None
+        if entered:
+            self._ctx.__enter__()
+        self._entries.append(entered)
         return self
 
     def __exit__(self, *exc):
-        self.ctx.__exit__(*exc)
+        if self._entries.pop():
+            self._ctx.__exit__(*exc)
         graph_stack.pop()
         return False
+
+    def materialize(self):
+        """Build the MLIR of a trace recorded so far; from then on its ops go straight into MLIR.
+
+        A trace starts as a record of its ops in Python (`DEFER`): a function whose compiled code the artifact
+        cache holds is found by its record's key (core/record_key.py) and runs without building its IR, and in a
+        new process without loading MLIR at all (~70 ms). Whatever needs the IR (a cache
+        miss, control flow, a tape, the IR shown) asks for it through `module`, `block`, `ip`, a tensor's
+        `_mlir` ...; this builds it then. The graphs traced around this one on the thread are built too, and each
+        open `with` of them enters the context, so the MLIR code after that point runs as in a trace built
+        directly."""
+        if self._recorded is None:
+            return
+        with graph_stack.TRACE_LOCK:  # (a run-time error of the compiled code may ask from another thread)
+            for g in [*(g for g in graph_stack.stack() if g is not None and g is not self), self]:
+                if g._recorded is not None:
+                    g._replay()
+
+    def _replay(self):
+        """Build the recorded ops (only private fields here: the properties would replay again)."""
+        recorded = self._recorded
+        self._build_function()
+        with self._ctx, ir.Location.unknown() as unknown:
+            for t in self.inputs:
+                t._ir = self._block.add_argument(t._type.to_mlir(), unknown)
+            locations, ip, names, create = {}, self._ip, self._new_names, ir.Operation.create
+            dense = attr_codec.dense_attr
+            for opdef, operands, attr_values, result_types, position, name, results in recorded:
+                attributes = None
+                if opdef is _CONSTANT:
+                    attributes = {"value": dense(*attr_values["value"])}
+                elif opdef.attrs:
+                    attributes = {n: attr_codec.to_mlir(k, attr_values.get(n)) for n, k in opdef.attrs.items()}
+                loc = locations.get(position)
+                if loc is None:
+                    loc = locations[position] = unknown if position is None else ir.Location.file(*position)
+                op = create(opdef.full_name, results=[t._shared_mlir or t.to_mlir() for t in result_types],
+                            operands=[o._ir for o in operands], attributes=attributes, loc=loc, ip=ip)
+                names.append((op, name))
+                if len(results) == 1:
+                    results[0]._ir = op.result
+                else:
+                    for t, value in zip(results, op.results):
+                        t._ir = value
+            if self._outputs is not None:
+                self._return(self._outputs)
+                self._outputs = None
+        self._recorded = None
+        if self._entries:  # entered while recorded: enter the context now, left by the outermost `with`
+            self._ctx.__enter__()
+            self._entries[0] = True
 
     @property
     def op_names(self):
         """{ir.Operation: its node name in as_graph_def()}, as the symbolic tensors it made are named."""
+        if self._recorded is not None:
+            self.materialize()
         if self._new_names:  # (filled here, not per op: hashing an Operation costs a tenth of emitting one)
             self._op_names.update(self._new_names)
             self._new_names.clear()
@@ -134,6 +248,8 @@ class FuncGraph:
 
     def location(self):
         """The MLIR location of the user's expression running now (file, line and column)."""
+        if self._recorded is not None:
+            self.materialize()
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
         f = user_frame(3)  # from the caller's caller: this method's callers are tfn's
@@ -147,9 +263,22 @@ class FuncGraph:
             loc = self._locations[key] = ir.Location.file(*frame_position(f))
         return loc
 
+    def _position(self):
+        """location() of a recorded trace: the user's `(file, line, col)`, or None."""
+        f = user_frame(3)
+        if f is None:
+            return None
+        key = (f.f_code, f.f_lasti)
+        position = self._positions.get(key)
+        if position is None:
+            position = self._positions[key] = frame_position(f)
+        return position
+
     def add_input(self, ttype, name):
         """A new function argument of a tfn tensor type; returns its symbolic tensor."""
-        arg = self.block.add_argument(ttype.to_mlir(), ir.Location.unknown())
+        arg = None  # (added to the block when the recorded trace is built)
+        if self._recorded is None:
+            arg = self._block.add_argument(ttype.to_mlir(), ir.Location.unknown())
         t = SymbolicTensor(arg, ttype, self, f"{self.unique_name(name)}:0")
         self.inputs.append(t)
         return t
@@ -222,6 +351,8 @@ class FuncGraph:
         if self._scope_of:
             self.check_accessible(operands)
         # (loops written out: a comprehension is a call of its own, and this runs twice per op of a `x * 2.0`)
+        if self._recorded is not None:
+            return self._record(opdef, operands, attr_values, result_types)
         attributes = None
         if opdef.attrs:
             attributes = {}
@@ -237,6 +368,20 @@ class FuncGraph:
         name = self.unique_name(self.name_scope + opdef.name)
         self._new_names.append((op, name))
         return [self.wrap(r, t, f"{name}:{i}") for i, (r, t) in enumerate(zip(op.results, result_types))]
+
+    def _record(self, opdef, operands, attr_values, result_types):
+        """emit() of a recorded trace: the op noted, its results symbolic tensors without MLIR values yet."""
+        base = self.name_scope + opdef.name  # unique_name
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        name = base if n == 0 else f"{base}_{n}"
+        if len(result_types) == 1:
+            results = [SymbolicTensor(None, result_types[0], self, name + ":0")]
+        else:
+            results = [SymbolicTensor(None, t, self, f"{name}:{i}") for i, t in enumerate(result_types)]
+        # (no control-flow region is open here: regions are MLIR blocks, so their trace is built)
+        self._recorded.append((opdef, operands, attr_values, result_types, self._position(), name, results))
+        return results
 
     def _emit_one(self, opdef, mlir_operands, attributes, out_type):
         """emit() of an op with one result, its symbolic tensor (written out: this runs twice per `x * 2.0`)."""
@@ -257,6 +402,10 @@ class FuncGraph:
     def constant(self, tensor):
         """Embed an eager tensor's value as a tfn.constant."""
         tt = tensor_type(tensor._shape, tensor._dtype)
+        if self._recorded is not None:
+            t = self._record(_CONSTANT, (), {"value": (tensor._value, tt)}, [tt])[0]
+            t._const = tensor._value
+            return t
         t = self._emit_one(_CONSTANT, [], {"value": attr_codec.dense_attr(tensor._value, tt)}, tt)
         t._const = tensor._value
         return t
@@ -276,8 +425,17 @@ class FuncGraph:
     def finish(self, outputs):
         """Return `outputs` (symbolic tensors) from the function and fix its type."""
         self.check_accessible(outputs)
-        with self.ctx, ir.Location.unknown():
-            func.ReturnOp([o._mlir for o in outputs], ip=self.ip)
-            ftype = ir.FunctionType.get([t._mlir.type for t in self.inputs], [o._mlir.type for o in outputs])
-            self.func.attributes["function_type"] = ir.TypeAttr.get(ftype)
         self.closed = True
+        if self._recorded is not None:
+            self._outputs = list(outputs)
+            self.output_types = [o._type for o in outputs]
+            return
+        with self._ctx, ir.Location.unknown():
+            self._return(outputs)
+
+    def _return(self, outputs):
+        """The function's return of `outputs` and its type (called with the context entered)."""
+        func.ReturnOp([o._ir for o in outputs], ip=self._ip)
+        ftype = ir.FunctionType.get([t._ir.type for t in self.inputs], [o._ir.type for o in outputs])
+        self._func.attributes["function_type"] = ir.TypeAttr.get(ftype)
+        self.output_types = [TensorType.from_mlir(t) for t in ftype.results]

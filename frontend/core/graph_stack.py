@@ -14,6 +14,11 @@ def current():
     return stack[-1] if stack else None
 
 
+def stack():
+    """The graphs being traced on this thread, outermost first (a copy; None entries run ops eagerly)."""
+    return list(getattr(_state, "stack", ()))
+
+
 def push(graph):
     """Make `graph` current on this thread until `pop()`; None runs ops eagerly (`tf.init_scope`)."""
     stack = getattr(_state, "stack", None)

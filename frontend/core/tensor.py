@@ -161,16 +161,25 @@ class Tensor(TensorBase):
 class SymbolicTensor(TensorBase):
     """A tensor inside a trace: an MLIR value with a static type; it has no value until the function runs."""
 
-    __slots__ = ("_mlir", "_type", "_dtype", "_shape", "_graph", "_name", "_const", "__weakref__")
+    __slots__ = ("_ir", "_type", "_dtype", "_shape", "_graph", "_name", "_const", "__weakref__")
 
     def __init__(self, value, ttype, graph, name):
         self._const = None  # the NumPy value of a traced constant (TF's constant_value), else None
-        self._mlir = value
+        self._ir = value  # its ir.Value; None while its graph records ops without MLIR (core/graph.py)
         self._type = ttype  # the TensorType ops infer from (never changed, as _dtype and _shape)
         self._dtype = ttype.dtype
         self._shape = ttype.shape
         self._graph = graph
         self._name = name
+
+    @property
+    def _mlir(self):
+        """Its MLIR value; asking for it builds the MLIR of a trace that records its ops without MLIR."""
+        value = self._ir
+        if value is None:
+            self._graph.materialize()
+            value = self._ir
+        return value
 
     @property
     def dtype(self):

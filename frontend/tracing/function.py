@@ -3,10 +3,9 @@ import inspect
 import threading
 
 import numpy as np
-from mlir import ir
 
 from tfn import nest, runtime
-from tfn.core import device_scope, graph_stack
+from tfn.core import device_scope, graph_stack, record_key
 from tfn.core.device_tensor import DeviceTensor
 from tfn.core.graph_stack import TRACE_LOCK
 from tfn.core.tensor import Tensor, TensorBase, constant, convert_to_tensor
@@ -110,11 +109,15 @@ class ConcreteFunction:
                 self._compile_locked()
 
     def _compile_locked(self):
-        in_types = [TensorType(t._shape, t._dtype) for t in self.graph.inputs]
+        graph = self.graph
+        in_types = [TensorType(t._shape, t._dtype) for t in graph.inputs]
+        # A trace recorded without MLIR goes by its record's key; its module is built only if the cache misses.
+        trace_key = record_key.key(graph) if graph.recorded and self.placement is None else None
+        module = (lambda: graph.module) if trace_key is not None else graph.module
         try:
-            self._executable = runtime.compile(self.graph.module, symbol=self.graph.symbol, in_types=in_types,
-                                               out_types=graph_output_types(self.graph),
-                                               handlers=self.graph.callbacks, name=self.name, device=self.placement)
+            self._executable = runtime.compile(module, symbol=graph.symbol, in_types=in_types,
+                                               out_types=graph_output_types(graph), handlers=graph.callbacks,
+                                               name=self.name, device=self.placement, trace_key=trace_key)
         except NoGpuKernelError:
             if not device_scope.SOFT[0]:
                 raise
@@ -342,8 +345,7 @@ def _fast_runner(concrete):
 
 
 def graph_output_types(graph):
-    ftype = ir.FunctionType(ir.TypeAttr(graph.func.attributes["function_type"]).value)
-    return [TensorType.from_mlir(t) for t in ftype.results]
+    return list(graph.output_types)
 
 
 def _as_array(x, spec):

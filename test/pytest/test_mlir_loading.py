@@ -1,6 +1,8 @@
 """MLIR loads on first use (tracing, compiling), not at `import tfn`: eager programs never load it."""
+import os
 import subprocess
 import sys
+import tempfile
 
 # Which MLIR modules hold their real code: the deferred ones (dialects/mlir_loading.py) do not until first used.
 _LOADED_MLIR = """
@@ -12,8 +14,11 @@ def loaded_mlir():
 
 
 def _run(code):
-    out = subprocess.run([sys.executable, "-c", "import sys\n" + _LOADED_MLIR + code], capture_output=True,
-                         text=True, timeout=300)
+    # an empty artifact cache: a function found there by its recorded trace would run without MLIR
+    # (test_recorded_traces.py)
+    with tempfile.TemporaryDirectory() as cache:
+        out = subprocess.run([sys.executable, "-c", "import sys\n" + _LOADED_MLIR + code], capture_output=True,
+                             text=True, timeout=300, env=dict(os.environ, TFN_CACHE_DIR=cache))
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.splitlines()
 
