@@ -773,7 +773,7 @@ def case_first_call(fws, cfg):
         rows.append(row("(e) first call, 1,000-op fn", "ms", {}, note="skipped with --quick (takes ~2 s)"))
     imp, first, cold = new_process_first_call(cfg.first_reps)
     rows.append(row("(e) new process, warm cache", "ms", {"tfn compiled": first}, "<= 10 ms beyond import",
-                    first <= 0.010, note=f"import tfn {imp * 1e3:.0f} ms (MLIR loads at the first trace); "
+                    first <= 0.010, note=f"import tfn {imp * 1e3:.0f} ms (MLIR loads at the first cache miss); "
                     f"import + first call {(imp + first) * 1e3:.0f} ms; cold-cache process {cold * 1e3:.0f} ms"))
     return rows
 
