@@ -45,10 +45,13 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "tfn-vectorize-elementwise",
         "tfn-mark-readonly-args", BUFFERIZE,
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
+# tfn-div-by-constant before tfn-polynomial-approximation: the polynomials divide by no constant, and the tanh of
+# other types that the latter expands (math-expand-ops) is expanded after the divisions were rewritten, as when it
+# was a step of its own after both.
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
         "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-guard-worker-allocs", "tfn-hoist-error-slots",
         "tfn-lower-vector-ops", "tfn-keep-fill-loops-rolled",
-        "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}", "tfn-async-parallel",
+        "tfn-div-by-constant", "tfn-polynomial-approximation", "tfn-async-parallel",
         *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
         "tfn-lower-to-linalg", "tfn-bufferize", "tfn-lower-to-llvm")
