@@ -145,11 +145,6 @@ func.func private @{compute}_launch(%n: index{sep}{params}) {{
 """
 
 
-def _owner(value):
-    owner = value.owner
-    return getattr(owner, "operation", owner)
-
-
 def _top_function(op):
     """The name of the module-level function holding op."""
     while op.parent is not None and op.parent.name != "builtin.module":
@@ -180,7 +175,10 @@ def take_blocks(module_op, workers):
         return ir.WalkResult.ADVANCE
 
     module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    holding = {_top_function(op) for op in async_ops if not _replaced(op, calls, computes)}
+    # The async ops are looked at only as the walk gave them: asking a value for its owner makes an OpView, which for
+    # an async op costs ~80 us (the bindings look for a Python module `mlir.dialects.async`, in vain, every time).
+    tops = [_top_function(op) for op in async_ops]
+    erased = set()  # indices into async_ops
     added = []
     for call in calls:
         compute = computes[callee_of(call)]
@@ -192,27 +190,18 @@ def take_blocks(module_op, workers):
                 if op.regions[0].blocks:  # not the declarations of the body and of the release function
                     body.append(op.detach_from_parent())
                     added.append(ir.StringAttr(op.attributes["sym_name"]).value)
-        awaits = [u.owner for u in group.uses if u.owner.name == "async.await_all"]
+        mine = [i for i, op in enumerate(async_ops) if i not in erased and
+                (op.name == "async.await_all" and op.operands[0] == group or
+                 op.name == "async.create_group" and op.results[0] == group)]
         with ir.InsertionPoint(call), call.location:
             func.CallOp([], f"{compute}_launch", [n, *args])
-        create = _owner(group)
-        for op in [call, *awaits]:
-            op.erase()
-        if create.name == "async.create_group" and not list(create.results[0].uses):
-            create.erase()
-    return holding | {name for name in added if name.endswith("_launch")}
-
-
-def _replaced(op, calls, computes):
-    """Whether take_blocks erases the async op `op`: an await_all of a dispatch's group, or a group used only by its
-    dispatch calls and await_alls."""
-    groups = [call.operands[0] for call in calls]
-    if op.name == "async.await_all":
-        return op.operands[0] in groups
-    if op.name == "async.create_group" and op.results[0] in groups:
-        return all(u.owner.name == "async.await_all" or (u.owner.name == "func.call" and callee_of(u.owner) in computes)
-                   for u in op.results[0].uses)
-    return False
+        call.erase()
+        for i in sorted(mine, key=lambda i: async_ops[i].name != "async.await_all"):  # the awaits, then the group
+            op = async_ops[i]
+            if op.name == "async.await_all" or not list(op.results[0].uses):
+                op.erase()
+                erased.add(i)
+    return {top for i, top in enumerate(tops) if i not in erased} | {name for name in added if name.endswith("_launch")}
 
 
 def _hide_bodies(module_op, holding):
