@@ -17,9 +17,9 @@ cache. Other allocators (the coroutine frames' aligned_alloc) are left alone. Ru
 
 The calls are renamed by MLIR's symbol-use replacement (C++), not found by a walk in Python: branching at every call
 site instead took ~17 ms of bench (h)'s training step (a Python walk of its ~13,000 LLVM-dialect ops and a block split
-per call); a call more per allocation costs nothing measurable (LLVM inlines it at O3). The routing functions have
-external linkage: MLIR's ExecutionEngine (the fallback code generator) cannot build a module with an internal one (it
-looks up a packed wrapper of every function defined).
+per call); a call more per allocation costs nothing measurable (LLVM inlines it at O3). The routing functions are
+hidden (not exported: called directly, never interposed), not internal: MLIR's ExecutionEngine (the fallback code
+generator) cannot build a module with an internal function (it looks up a packed wrapper of every one defined).
 """
 from mlir import ir
 
@@ -32,7 +32,7 @@ ROUTED = {routed: callee for callee, (_, _, routed) in HOOKS.items()}  # routing
 
 
 _ROUTING = {
-    "malloc": """llvm.func @{routed}(%size: i64) -> !llvm.ptr {{
+    "malloc": """llvm.func hidden @{routed}(%size: i64) -> !llvm.ptr {{
   %address = llvm.mlir.addressof @{hook} : !llvm.ptr
   %held = llvm.load %address : !llvm.ptr -> !llvm.ptr
   %zero = llvm.mlir.zero : !llvm.ptr
@@ -45,7 +45,7 @@ _ROUTING = {
   %q = llvm.call %held(%size) : !llvm.ptr, (i64) -> !llvm.ptr
   llvm.return %q : !llvm.ptr
 }}""",
-    "free": """llvm.func @{routed}(%pointer: !llvm.ptr) {{
+    "free": """llvm.func hidden @{routed}(%pointer: !llvm.ptr) {{
   %address = llvm.mlir.addressof @{hook} : !llvm.ptr
   %held = llvm.load %address : !llvm.ptr -> !llvm.ptr
   %zero = llvm.mlir.zero : !llvm.ptr
