@@ -4,8 +4,10 @@
 
 Traces the step in a fresh TFN_CACHE_DIR, takes the traced module the compile driver lowers, then runs the
 pipeline N more times on parses of it with MLIR's pass timing, verifying as registry.run does; prints each pass's
-median wall time (ms), largest first, and the pipeline's total. --profile: one more run under cProfile (the Python
-functions by own time); --dump: the traced module's text to a file."""
+median wall time (ms), largest first, and the pipeline's total. Passes nested in a `func.func(...)` pipeline run on
+the functions in parallel: their times add up the threads' (the pipeline's own line, `'func.func' Pipeline`, is its
+wall time). --profile: one more run under cProfile (the Python functions by own time); --dump: the traced module's
+text to a file."""
 import argparse
 import cProfile
 import gc
@@ -19,7 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-_TIMING_LINE = re.compile(r"\s*([\d.]+)\s+\(\s*[\d.]+%\)\s+(\S.*)$")
+# "  time (pct%)  name", or with threads enabled "  user (pct%)  wall (pct%)  name": the last time is the wall time
+_TIMING_LINE = re.compile(r"\s*([\d.]+)\s+\(\s*[\d.]+%\)\s+(?:([\d.]+)\s+\(\s*[\d.]+%\)\s+)?(\S.*)$")
 
 
 def _traced_step():
@@ -80,8 +83,9 @@ def _timed_run(spelled, target, module):
     seen = {}
     for line in report.splitlines():
         m = _TIMING_LINE.match(line)
-        if m and m.group(2).strip() not in ("Total", "Rest"):
-            seen[m.group(2).strip()] = seen.get(m.group(2).strip(), 0.0) + float(m.group(1))
+        if m and m.group(3).strip() not in ("Total", "Rest"):
+            name = m.group(3).strip()
+            seen[name] = seen.get(name, 0.0) + float(m.group(2) or m.group(1))
     return total, seen
 
 

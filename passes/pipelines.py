@@ -22,9 +22,13 @@ def _define(name, summary, *elements):
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
              "function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}")
 
+# The first seven work on each function alone (they make no module-level symbol: tfn emits no vector.print), so they
+# run nested, on the functions in parallel where the context allows threads (tfn-opt's does not): after
+# tfn-async-parallel a module holds its caller and one compute function per parallel loop. Nested, they give the same
+# IR; on bench (h)'s step they took ~47 ms at module level, ~44 nested on one thread, ~34-44 on two busy cores.
 LOWER_TO_LLVM = (
-    "convert-vector-to-scf", "convert-linalg-to-loops", "lower-affine", "convert-scf-to-cf",
-    "expand-strided-metadata", "lower-affine", "convert-vector-to-llvm", "finalize-memref-to-llvm",
+    "func.func(convert-vector-to-scf, convert-linalg-to-loops, lower-affine, convert-scf-to-cf, "
+    "expand-strided-metadata, lower-affine, convert-vector-to-llvm)", "finalize-memref-to-llvm",
     "convert-math-to-llvm", "convert-math-to-libm", "convert-arith-to-llvm", "convert-cf-to-llvm",
     "convert-ub-to-llvm", "convert-func-to-llvm", "tfn-return-on-failed-alloc", "tfn-cache-large-buffers",
     "tfn-thread-local-errors", "convert-index-to-llvm", "tfn-lower-mpi", "reconcile-unrealized-casts",
@@ -36,16 +40,22 @@ LOWER_TO_LLVM = (
 _define("tfn-lower-to-linalg", "Stage `linalg`: verify, lower tfn ops to linalg on tensors, fuse elementwise ops",
         "tfn-verify", "tfn-fold-constants", "tfn-to-linalg{verify=0}", "canonicalize", "cse",
         "tfn-fuse-elementwise-chains", "linalg-fuse-elementwise-ops", "canonicalize")
+# No canonicalize between BUFFERIZE and buffer-deallocation-pipeline: that pipeline starts with expand-realloc
+# (nothing to do: neither tfn nor one-shot-bufferize makes a memref.realloc) and canonicalize, and a canonicalize run
+# twice in a row changes nothing the second time (~3 ms of bench (h)'s step; same LLVM-dialect output).
 _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temporary freed",
         "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
         "tfn-vectorize-depthwise",
         "tfn-vectorize-elementwise",
-        "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
+        "tfn-mark-readonly-args", BUFFERIZE,
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
+# tfn-div-by-constant before tfn-polynomial-approximation: the polynomials divide by no constant, and the tanh of
+# other types that the latter expands (math-expand-ops) is expanded after the divisions were rewritten, as when it
+# was a step of its own after both.
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
         "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-guard-worker-allocs", "tfn-hoist-error-slots",
         "tfn-lower-vector-ops", "tfn-keep-fill-loops-rolled",
-        "tfn-polynomial-approximation", "tfn-div-by-constant", "math-expand-ops{ops=tanh}", "tfn-async-parallel",
+        "tfn-div-by-constant", "tfn-polynomial-approximation", "tfn-async-parallel",
         *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",
         "tfn-lower-to-linalg", "tfn-bufferize", "tfn-lower-to-llvm")

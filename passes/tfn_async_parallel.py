@@ -17,7 +17,9 @@ run is still being computed: a kernel whose pool thread never got a core returns
 every block. The counters live in a small heap block that the last of the caller and its tasks to finish frees (a
 task may start after the kernel returned).
 
-Then async-to-async-runtime, the reference-counting passes and convert-async-to-llvm. They run only on modules
+Then async-to-async-runtime, the reference-counting passes and convert-async-to-llvm, with the bodies of the
+functions that hold no async op (all but the launchers, as a rule) set aside meanwhile: they would change nothing
+there, and walking the caller's body was most of their time. They run only on modules
 holding an scf.forall: convert-async-to-llvm declares the whole runtime API in every module it sees, and a
 compiled library that calls the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM
 in a new process.
@@ -143,14 +145,17 @@ func.func private @{compute}_launch(%n: index{sep}{params}) {{
 """
 
 
-def _owner(value):
-    owner = value.owner
-    return getattr(owner, "operation", owner)
+def _top_function(op):
+    """The name of the module-level function holding op."""
+    while op.parent is not None and op.parent.name != "builtin.module":
+        op = op.parent
+    return ir.StringAttr(op.attributes["sym_name"]).value if op.name == "func.func" else None
 
 
 def take_blocks(module_op, workers):
     """Replace each static dispatch of async-parallel-for (`create_group`, `call @async_dispatch_fn(group, 0, n,
-    args...)`, `await_all group`) by a call of `{compute}_launch(n, args...)` (take_blocks_text)."""
+    args...)`, `await_all group`) by a call of `{compute}_launch(n, args...)` (take_blocks_text); returns the names
+    of the functions that hold async ops afterwards (the launchers, and any function with async ops of its own)."""
     body = module_op.regions[0].blocks[0]
     computes = {}  # dispatcher name -> the loop body it runs (its own first block, its last call)
     for op in [o.operation for o in body.operations]:
@@ -159,8 +164,23 @@ def take_blocks(module_op, workers):
             computes[name] = [callee_of(c) for c in collect(op, lambda c: c.name == "func.call")
                               if not callee_of(c).startswith(DISPATCH)][-1]
             op.erase()
+    calls, async_ops = [], []
+
+    def visit(op):  # one walk: the dispatches to replace, and the async ops of the module
+        name = op.name
+        if name == "func.call" and callee_of(op) in computes:
+            calls.append(op)
+        elif name.startswith("async."):
+            async_ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    # The async ops are looked at only as the walk gave them: asking a value for its owner makes an OpView, which for
+    # an async op costs ~80 us (the bindings look for a Python module `mlir.dialects.async`, in vain, every time).
+    tops = [_top_function(op) for op in async_ops]
+    erased = set()  # indices into async_ops
     added = []
-    for call in collect(module_op, lambda op: op.name == "func.call" and callee_of(op) in computes):
+    for call in calls:
         compute = computes[callee_of(call)]
         group, _, n, *args = call.operands
         if f"{compute}_launch" not in added:
@@ -170,14 +190,51 @@ def take_blocks(module_op, workers):
                 if op.regions[0].blocks:  # not the declarations of the body and of the release function
                     body.append(op.detach_from_parent())
                     added.append(ir.StringAttr(op.attributes["sym_name"]).value)
-        awaits = [u.owner for u in group.uses if u.owner.name == "async.await_all"]
+        mine = [i for i, op in enumerate(async_ops) if i not in erased and
+                (op.name == "async.await_all" and op.operands[0] == group or
+                 op.name == "async.create_group" and op.results[0] == group)]
         with ir.InsertionPoint(call), call.location:
             func.CallOp([], f"{compute}_launch", [n, *args])
-        create = _owner(group)
-        for op in [call, *awaits]:
-            op.erase()
-        if create.name == "async.create_group" and not list(create.results[0].uses):
-            create.erase()
+        call.erase()
+        for i in sorted(mine, key=lambda i: async_ops[i].name != "async.await_all"):  # the awaits, then the group
+            op = async_ops[i]
+            if op.name == "async.await_all" or not list(op.results[0].uses):
+                op.erase()
+                erased.add(i)
+    return {top for i, top in enumerate(tops) if i not in erased} | {name for name in added if name.endswith("_launch")}
+
+
+def _hide_bodies(module_op, holding):
+    """Move the bodies of the module's function definitions not named in `holding` into detached holder ops, so that
+    the async lowering passes, which change nothing in them, do not walk them (the training step's main function is
+    ~90 % of the module: ~5 ms). Functions whose type mentions an async type stay. Returns [(name, holder, public)];
+    a hidden function is a private declaration until _restore_bodies puts its body back."""
+    hidden = []
+    for op in [o.operation for o in module_op.regions[0].blocks[0].operations]:
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if name in holding or "!async." in str(op.attributes["function_type"]):
+            continue
+        holder = ir.Operation.create("scf.execute_region", regions=1, loc=op.location)
+        for block in list(op.regions[0].blocks):
+            block.append_to(holder.regions[0])
+        public = "sym_visibility" not in op.attributes
+        if public:  # (a public declaration does not verify)
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        hidden.append((name, holder, public))
+    return hidden
+
+
+def _restore_bodies(module_op, hidden):
+    table = ir.SymbolTable(module_op)
+    for name, holder, public in hidden:
+        fn = table[name].operation
+        for block in list(holder.regions[0].blocks):
+            block.append_to(fn.regions[0])
+        if public:
+            del fn.attributes["sym_visibility"]
+        holder.erase()
 
 
 @register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime, blocks taken dynamically "
@@ -187,8 +244,11 @@ def async_parallel(module_op, workers):
         return
     outline, lower = async_passes(workers)
     _run(outline, module_op)
-    take_blocks(module_op, workers)
-    _run(lower, module_op)
+    hidden = _hide_bodies(module_op, take_blocks(module_op, workers))
+    try:
+        _run(lower, module_op)
+    finally:
+        _restore_bodies(module_op, hidden)
 
 
 

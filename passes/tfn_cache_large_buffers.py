@@ -1,104 +1,93 @@
 """tfn-cache-large-buffers: the module's malloc and free calls go to tfn's buffer cache when the runtime gives one.
 
-Each `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
-tfn-return-on-failed-alloc adds) is made conditional: a block branches on the function a module global holds —
-`tfn_malloc_hook` / `tfn_free_hook` (weak definitions, null at load) — to an indirect call of it, or, while it is
-null, to the direct call of malloc / free, which stays in place (the k-th malloc call stays the k-th:
-runtime_errors names the op of a failed one by tfn-return-on-failed-alloc's count).
-tfn's runtime sets both when it loads the code (runtime/executable.py) to its buffer cache's tfn_malloc / tfn_free
-(runtime/_buffer_cache.c: a large block freed is kept for the next call instead of being unmapped and faulted in
-again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded elsewhere (an
-AOT export linked into a C program) keeps malloc and free. Globals rather than symbols the loader binds: the JIT
-that generates the code resolves every symbol a module names, in a process that may have no buffer cache. Other
-allocators (the coroutine frames' aligned_alloc) are left alone, and so are the frees tfn-return-on-failed-alloc
-adds on the way out of a failed allocation (marked `tfn.failure_path`: five in six of a training step's frees; the
-buffer cache's blocks are plain malloc blocks, so free() takes them, uncached). Run after
-tfn-return-on-failed-alloc (which finds the malloc calls it guards by name); a module without malloc or free calls
-is left unchanged.
-"""
-import itertools
+Every `llvm.call @malloc` / `@free` (the LLVM dialect: memref.alloc / memref.dealloc lowered, and the frees
+tfn-return-on-failed-alloc adds) is made a call of a small function of the module, `tfn_malloc_routed` /
+`tfn_free_routed` (ROUTED), which branches on the function a module global holds — `tfn_malloc_hook` /
+`tfn_free_hook` (weak definitions, null at load) — to an indirect call of it, or, while it is null, to a direct call
+of malloc / free. The calls are renamed where they are, so the k-th malloc call stays the k-th: runtime_errors names
+the op of a failed one by tfn-return-on-failed-alloc's count, which counts calls of `tfn_malloc_routed` as mallocs
+(`guarded_calls`); the routing functions come last in the module.
+tfn's runtime sets both hooks when it loads the code (runtime/executable.py) to its buffer cache's tfn_malloc /
+tfn_free (runtime/_buffer_cache.c: a large block freed is kept for the next call instead of being unmapped and
+faulted in again; it takes and gives plain malloc blocks, so a buffer may be freed on either side). Code loaded
+elsewhere (an AOT export linked into a C program) keeps malloc and free. Globals rather than symbols the loader
+binds: the JIT that generates the code resolves every symbol a module names, in a process that may have no buffer
+cache. Other allocators (the coroutine frames' aligned_alloc) are left alone. Run after tfn-return-on-failed-alloc
+(which finds the malloc calls it guards by name); a module that declares neither malloc nor free is left unchanged.
 
+The calls are renamed by MLIR's symbol-use replacement (C++), not found by a walk in Python: branching at every call
+site instead took ~17 ms of bench (h)'s training step (a Python walk of its ~13,000 LLVM-dialect ops and a block split
+per call); a call more per allocation costs nothing measurable (LLVM inlines it at O3). The routing functions are
+hidden (not exported: called directly, never interposed), not internal: MLIR's ExecutionEngine (the fallback code
+generator) cannot build a module with an internal function (it looks up a packed wrapper of every one defined).
+"""
 from mlir import ir
-from mlir.dialects import llvm
 
 from tfn.passes.registry import register
-from tfn.passes.tfn_return_on_failed_alloc import FAILURE_PATH
-from tfn.passes.walk import callee_of, collect
 
-# callee -> (the global holding its replacement, the LLVM function type of both)
-HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>"), "free": ("tfn_free_hook", "!llvm.func<void (ptr)>")}
+# callee -> (the global holding its replacement, the LLVM function type of both, the function routing its calls)
+HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>", "tfn_malloc_routed"),
+         "free": ("tfn_free_hook", "!llvm.func<void (ptr)>", "tfn_free_routed")}
+ROUTED = {routed: callee for callee, (_, _, routed) in HOOKS.items()}  # routing function -> the callee it routes
 
 
-def _declare_hook(module_op, hook):
+_ROUTING = {
+    "malloc": """llvm.func hidden @{routed}(%size: i64) -> !llvm.ptr {{
+  %address = llvm.mlir.addressof @{hook} : !llvm.ptr
+  %held = llvm.load %address : !llvm.ptr -> !llvm.ptr
+  %zero = llvm.mlir.zero : !llvm.ptr
+  %unset = llvm.icmp "eq" %held, %zero : !llvm.ptr
+  llvm.cond_br %unset, ^plain, ^cached
+^plain:
+  %p = llvm.call @malloc(%size) : (i64) -> !llvm.ptr
+  llvm.return %p : !llvm.ptr
+^cached:
+  %q = llvm.call %held(%size) : !llvm.ptr, (i64) -> !llvm.ptr
+  llvm.return %q : !llvm.ptr
+}}""",
+    "free": """llvm.func hidden @{routed}(%pointer: !llvm.ptr) {{
+  %address = llvm.mlir.addressof @{hook} : !llvm.ptr
+  %held = llvm.load %address : !llvm.ptr -> !llvm.ptr
+  %zero = llvm.mlir.zero : !llvm.ptr
+  %unset = llvm.icmp "eq" %held, %zero : !llvm.ptr
+  llvm.cond_br %unset, ^plain, ^cached
+^plain:
+  llvm.call @free(%pointer) : (!llvm.ptr) -> ()
+  llvm.return
+^cached:
+  llvm.call %held(%pointer) : !llvm.ptr, (!llvm.ptr) -> ()
+  llvm.return
+}}"""}
+
+
+# the callees as finalize-memref-to-llvm declares them (the routing functions are parsed beside them, to verify)
+_DECLARATIONS = {"malloc": "llvm.func @malloc(i64) -> !llvm.ptr", "free": "llvm.func @free(!llvm.ptr)"}
+
+
+def _routing_ops(module_op, callee, hook, routing):
+    """(the hook's global, the routing function) of `callee`, parsed in module_op's context."""
     text = (f"llvm.mlir.global weak @{hook}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
-            f"  %0 = llvm.mlir.zero : !llvm.ptr\n  llvm.return %0 : !llvm.ptr\n}}")
-    ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]).insert(ir.Operation.parse(text))
-
-
-def _route(call, hook, tail):
-    """Split call's block: branch on the hook to a block calling it or one keeping the direct call (so that the
-    k-th malloc call stays the k-th: runtime_errors finds a failed one by tfn-return-on-failed-alloc's count).
-    `tail` are the ops after the call in its block, which move to the join block; returns the ops this adds to the
-    end of the call's block (the branch on the hook)."""
-    ptr = ir.Type.parse("!llvm.ptr")
-    block = call.operation.block
-    results = [r.type for r in call.results]
-    with call.location:
-        join = block.create_after(*results)
-        cached = block.create_after()
-        plain = block.create_after()
-    for op in tail:
-        join.append(op)
-    for old, new in zip(call.results, join.arguments):
-        old.replace_all_uses_with(new)
-    with ir.InsertionPoint(block), call.location:
-        address = llvm.mlir_addressof(ptr, hook)
-        held = llvm.load(ptr, address)
-        zero = llvm.mlir_zero(ptr)
-        unset = llvm.icmp(llvm.ICmpPredicate.eq, held, zero)
-        branch = llvm.cond_br(unset, [], [], plain, cached)
-    plain.append(call.operation)
-    with ir.InsertionPoint(plain), call.location:
-        llvm.br(list(call.results), join)
-    with ir.InsertionPoint(cached), call.location:
-        routed = llvm.CallOp(results[0] if results else None, [held, *call.operands], [],
-                             ir.DenseI32ArrayAttr.get([]))
-        llvm.br(list(routed.results), join)
-    return [address.owner, held.owner, zero.owner, unset.owner, branch]
-
-
-def _route_block(block, calls):
-    """Route the calls of one block (in its order) from the last to the first: each op after a call moves once."""
-    ops = list(block.operations)
-    at, positions = 0, []
-    for call, _ in calls:
-        while ops[at] != call.operation:
-            at += 1
-        positions.append(at)
-    end, added = len(ops), []
-    for (call, hook), at in zip(reversed(calls), reversed(positions)):
-        added = _route(call, hook, ops[at + 1:end] + added)
-        end = at
+            f"  %0 = llvm.mlir.zero : !llvm.ptr\n  llvm.return %0 : !llvm.ptr\n}}\n{_DECLARATIONS[callee]}\n"
+            + _ROUTING[callee].format(routed=routing, hook=hook))
+    parsed = ir.Module.parse(text, context=module_op.context)
+    ops = [o.operation for o in parsed.body.operations]
+    return ops[0].detach_from_parent(), ops[2].detach_from_parent()
 
 
 @register("tfn-cache-large-buffers", "Call malloc and free through module globals the runtime may set to its buffer "
           "cache's functions (null: malloc and free)")
 def run(module_op):
     table = ir.SymbolTable(module_op)
-    hooks = {}  # callee -> its hook, for the callees routed
-    for callee, (hook, fn_type) in HOOKS.items():
+    routed = []  # (callee, hook, routing function), in HOOKS' order
+    for callee, (hook, fn_type, routing) in HOOKS.items():
         if callee not in table or hook in table:
-            continue  # not called, or routed already
+            continue  # not declared, or routed already
         if str(ir.TypeAttr(table[callee].attributes["function_type"]).value) != fn_type:
             continue  # an unexpected signature (not what finalize-memref-to-llvm declares): left alone
-        hooks[callee] = hook
-    if not hooks:
-        return
-    calls = [(op, hooks[callee_of(op)]) for op in collect(module_op, lambda op: op.name == "llvm.call")
-             if callee_of(op) in hooks and FAILURE_PATH not in op.attributes]
-    for hook in hooks.values():  # (in HOOKS' order)
-        if any(h == hook for _, h in calls):
-            _declare_hook(module_op, hook)
-    # (LLVM-dialect function bodies are flat blocks: a walk meets each block's calls one after another)
-    for block, group in itertools.groupby(calls, key=lambda item: item[0].operation.block):
-        _route_block(block, list(group))
+        routed.append((callee, hook, routing))
+    body = module_op.regions[0].blocks[0]
+    for callee, hook, routing in routed:
+        ir.SymbolTable.replace_all_symbol_uses(callee, routing, module_op)  # (before the routing functions exist)
+        hook_global, function = _routing_ops(module_op, callee, hook, routing)
+        ir.InsertionPoint.at_block_begin(body).insert(hook_global)
+        body.append(function)

@@ -22,12 +22,16 @@ mixed vectors pay a compare and a branch more. The 50-op exp/tanh chain of 10**6
 9 of its 10 tanh take the short path) went from 14.1 to 9.2 ms CPU with AVX2, 9.2 to 6.1 ms with AVX-512. Scalars
 keep the branch-free recipe (a branch would keep LLVM from vectorising their loop).
 A vector math.erf (no LLVM intrinsic) is unrolled into scalar ones here, for convert-math-to-libm.
+A tanh of another type (f64, f16) is expanded into exp-based arithmetic by upstream math-expand-ops{ops=tanh},
+which this pass runs on the module only when it holds such a tanh: it used to be a pipeline step of its own,
+a greedy rewrite of the whole module (~4 ms of bench (h)'s step) that changed nothing a later pass would not
+also do when no tanh was left.
 """
 from mlir import ir
 from mlir.dialects import arith, math, scf, vector
 
 from tfn.passes.registry import register
-from tfn.passes.walk import collect
+from tfn.passes.registry import run as run_pipeline
 
 LOG2E = 1.44269504088896341
 # ln 2 = LN2_HI + LN2_LO (Cody-Waite): n * LN2_HI is exact for |n| < 2**15
@@ -287,24 +291,44 @@ def scalarize(op):
     return vector.shape_cast(vtype, vector.from_elements(flat, elems))
 
 
+# Upstream's expansion of the tanh ops this pass leaves (not f32): exp-based arithmetic instead of libm's tanh.
+EXPAND_OTHER_TANH = "math-expand-ops{ops=tanh}"
+
+
 def approximate(root):
-    """Replace every f32 math.exp/log/tanh under root by its polynomial; returns how many were replaced."""
-    ops = collect(root, lambda op: op.name in APPROXIMATIONS and _is_f32(op.results[0].type))
+    """Replace every f32 math.exp/log/tanh under root by its polynomial and every vector math.erf by scalar ones;
+    returns (how many were replaced, whether a tanh of another type is left)."""
+    ops, libm, other_tanh = [], [], []
+
+    def visit(op):  # one walk finds all three kinds: the rewrites below make none of them
+        name = op.name
+        if name in APPROXIMATIONS:
+            if _is_f32(op.results[0].type):
+                ops.append(op)
+            elif name == "math.tanh":
+                other_tanh.append(op)
+        elif name in LIBM_ONLY and isinstance(op.results[0].type, ir.VectorType):
+            libm.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
     for op in ops:
         with ir.InsertionPoint(op), op.location:
             new = APPROXIMATIONS[op.name](Builder(op.results[0].type), op.operands[0])
         op.results[0].replace_all_uses_with(new)
         op.erase()
-    for op in collect(root, lambda op: op.name in LIBM_ONLY and isinstance(op.results[0].type, ir.VectorType)):
+    for op in libm:
         with ir.InsertionPoint(op), op.location:
             new = scalarize(op)
         op.results[0].replace_all_uses_with(new)
         op.erase()
-    return len(ops)
+    return len(ops), bool(other_tanh)
 
 
 @register("tfn-polynomial-approximation",
-          "Rewrite f32 math.exp/log/tanh into vectorisable Cephes-style polynomials (arith + math.fma)")
+          "Rewrite f32 math.exp/log/tanh into vectorisable Cephes-style polynomials (arith + math.fma); other tanh "
+          "into exp-based arithmetic (math-expand-ops)")
 def polynomial_approximation(module_op):
-    approximate(module_op)
-
+    _, other_tanh = approximate(module_op)
+    if other_tanh:
+        run_pipeline(EXPAND_OTHER_TANH, module_op)

@@ -13,6 +13,8 @@ are allocated with aligned_alloc) are left alone: they cannot simply return (a n
 hundred bytes per task). So are the parallel loop bodies async-parallel-for outlines (WORKER_FUNCTIONS), which
 worker threads run: an error recorded here would go to the worker thread's copy of the error channel; tfn-guard-
 worker-allocs guarded their allocations before they were outlined, reporting to the calling thread's slots.
+In a module tfn-cache-large-buffers has routed, calls of its routing functions count as the malloc and free they
+route (`guarded_calls` numbers the stage `llvm` module's calls), and the routing functions are left alone.
 """
 from mlir import ir
 from mlir.dialects import llvm
@@ -20,10 +22,10 @@ from mlir.dialects import llvm
 from tfn.dialects.abi import ALLOC_FAILED, DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG
 from tfn.passes.live_buffers import FREES, live_buffers
 from tfn.passes.registry import register
+from tfn.passes.tfn_cache_large_buffers import ROUTED
 from tfn.passes.walk import callee_of, collect
 
 ALLOCATORS = ("malloc", "aligned_alloc")
-FAILURE_PATH = "tfn.failure_path"  # the unit attribute marking the frees this pass adds (LLVM's translation ignores it)
 # The functions async-parallel-for outlines (upstream names; several loops get suffixes _0, _1, ...).
 WORKER_FUNCTIONS = ("parallel_compute_fn", "async_dispatch_fn")
 
@@ -49,7 +51,8 @@ class _Scan:
 
     def __init__(self, fn):
         self.skipped, self.blocks, self.allocs, self.frees, self.result = False, [], [], [], None
-        if ir.StringAttr(fn.attributes["sym_name"]).value.startswith(WORKER_FUNCTIONS):
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        if name.startswith(WORKER_FUNCTIONS) or name in ROUTED:
             self.skipped = True
             return
         calls, returns = [], []
@@ -76,6 +79,7 @@ class _Scan:
         self.successors = [[index[s] for s in b.successors] for b in self.blocks]
         for position, op in enumerate(calls):  # the walk visits a flat function's ops in block order
             callee = callee_of(op)
+            callee = ROUTED.get(callee, callee)
             if callee in ALLOCATORS:
                 self.allocs.append((index[op.block], position, op))
             elif callee in FREES and len(op.operands):
@@ -111,11 +115,9 @@ class _Emitter:
         self.free = None
 
     def call_free(self, pointer):
-        """`llvm.call @free(pointer) {tfn.failure_path}` at the current insertion point (the mark: calls on the way
-        out of a failed allocation, which tfn-cache-large-buffers leaves direct)."""
+        """`llvm.call @free(pointer)` at the current insertion point."""
         if self.free is None:
             self.free = llvm.call(None, [pointer], [], ir.DenseI32ArrayAttr.get([]), callee="free")
-            self.free.operation.attributes[FAILURE_PATH] = ir.UnitAttr.get()
             return
         self.free.clone(ir.InsertionPoint.current).operands[0] = pointer
 

@@ -12,7 +12,7 @@
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64
 // CHECK-SAME: -> !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> attributes {llvm.emit_c_interface} {
-  // CHECK: llvm.call @malloc
+  // CHECK: llvm.call @tfn_malloc_routed
   // CHECK: llvm.fadd
   %0 = "tfn.add"(%a, %b) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   // f32 tanh is a rational polynomial (tfn-polynomial-approximation): vectorisable, no libm call.
@@ -22,7 +22,7 @@ func.func @f(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> attributes
   // CHECK-NOT: math.tanh
   %1 = "tfn.tanh"(%0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
   %2 = "tfn.reduce_sum"(%1) {axis = array<i64: 1>, keepdims = false} : (tensor<?x4xf32>) -> tensor<?xf32>
-  // CHECK: llvm.call @free
+  // CHECK: llvm.call @tfn_free_routed
   // CHECK: llvm.return %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
   return %2 : tensor<?xf32>
 }
