@@ -39,6 +39,7 @@ _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE, _VOID_TYPE_KIND = 2, 0, 1, 0
 # opt level -> (LLVM's pass pipeline, the code generator's level: LLVMCodeGenOptLevel None / Default)
 LEVELS = {0: (b"default<O0>", 0), 3: (b"default<O3>", 2)}
 _PACKED_PREFIX, _CIFACE_PREFIX = "_mlir_", "_mlir_ciface_"
+_FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex: an attribute of the function itself
 
 # (name, result, argument types) of the C functions used: LLVM's, then MLIR's (called holding the GIL)
 _LLVM_API = (
@@ -74,6 +75,11 @@ _LLVM_API = (
     ("LLVMBuildLoad2", _P, _P, _P, _P, ctypes.c_char_p),
     ("LLVMBuildCall2", _P, _P, _P, _P, ctypes.POINTER(_P), ctypes.c_uint, ctypes.c_char_p),
     ("LLVMBuildStore", _P, _P, _P, _P), ("LLVMBuildRetVoid", _P, _P),
+    # inlinehint -> alwaysinline at O3
+    ("LLVMGetEnumAttributeKindForName", ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t),
+    ("LLVMGetEnumAttributeAtIndex", _P, _P, ctypes.c_uint, ctypes.c_uint),
+    ("LLVMCreateEnumAttribute", _P, _P, ctypes.c_uint, ctypes.c_uint64),
+    ("LLVMAddAttributeAtIndex", None, _P, ctypes.c_uint, _P),
 )
 _MLIR_API = (("mlirTranslateModuleToLLVMIR", _P, _P, _P), ("mlirRegisterAllLLVMTranslations", None, _P))
 
@@ -190,6 +196,8 @@ def _emit(api, module, path, opt_level):
         llvm.LLVMSetModuleDataLayout(module, layout)
         llvm.LLVMDisposeTargetData(layout)
         _add_packed_wrappers(llvm, module)
+        if opt_level == 3:
+            _always_inline_hinted(llvm, module)
         error = llvm.LLVMRunPasses(module, pipeline, machine, options)
         if error:
             message = llvm.LLVMGetErrorMessage(error)
@@ -211,6 +219,19 @@ def _functions(llvm, module):
     while fn:
         yield fn
         fn = llvm.LLVMGetNextFunction(fn)
+
+
+def _always_inline_hinted(llvm, module):
+    """Make the functions marked inlinehint alwaysinline: the register-tile kernels that
+    passes/tfn_outline_micro_kernels.py outlined go back into their callers at O3 (their constant strides and
+    bounds then fold as before), whatever the inliner's cost model says; O0's pipeline inlines only alwaysinline
+    functions, so O0 code keeps one copy of each."""
+    hint = llvm.LLVMGetEnumAttributeKindForName(b"inlinehint", len(b"inlinehint"))
+    always = llvm.LLVMGetEnumAttributeKindForName(b"alwaysinline", len(b"alwaysinline"))
+    context = llvm.LLVMGetModuleContext(module)
+    for fn in _functions(llvm, module):
+        if not llvm.LLVMIsDeclaration(fn) and llvm.LLVMGetEnumAttributeAtIndex(fn, _FUNCTION_INDEX, hint):
+            llvm.LLVMAddAttributeAtIndex(fn, _FUNCTION_INDEX, llvm.LLVMCreateEnumAttribute(context, always, 0))
 
 
 def _add_packed_wrappers(llvm, module):

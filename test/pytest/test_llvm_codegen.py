@@ -102,3 +102,80 @@ def test_o0_and_o3_code_give_the_same_results(monkeypatch):
         monkeypatch.setattr(compiler, "opt_level", lambda func, level=level: level)
         out[level] = tfn.function(f)(tfn.constant(x), tfn.constant(w)).numpy()
     np.testing.assert_array_equal(out[0], out[3])
+
+
+# Two products big enough for tfn-pack-matmul, of different shapes: their register tiles are calls of one outlined
+# function (passes/tfn_outline_micro_kernels.py), marked inlinehint. (LLVM's inliner would inline a function called
+# once anyway.)
+_MATMULS = """
+func.func @mm(%a: tensor<96x64xf32>, %b: tensor<64x128xf32>, %c: tensor<64x96xf32>, %d: tensor<96x256xf32>)
+    -> (tensor<96x128xf32>, tensor<64x256xf32>) attributes {llvm.emit_c_interface} {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<96x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<96x128xf32>) -> tensor<96x128xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<96x64xf32>, tensor<64x128xf32>) outs(%1 : tensor<96x128xf32>)
+    -> tensor<96x128xf32>
+  %3 = tensor.empty() : tensor<64x256xf32>
+  %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %5 = linalg.matmul ins(%c, %d : tensor<64x96xf32>, tensor<96x256xf32>) outs(%4 : tensor<64x256xf32>)
+    -> tensor<64x256xf32>
+  return %2, %5 : tensor<96x128xf32>, tensor<64x256xf32>
+}
+"""
+
+
+def test_outlined_register_tiles_are_inlined_at_o3_only(tmp_path):
+    from tfn.passes import registry
+
+    with new_context() as ctx, ir.Location.unknown(ctx):
+        module = ir.Module.parse(_MATMULS)
+        registry.run("builtin.module(tfn-bufferize, tfn-lower-to-llvm)", module.operation)
+        text = str(module)
+        assert text.count("llvm.call @__tfn_micro_kernel_0(") == 2 and "__tfn_micro_kernel_1" not in text
+        for level in (0, 3):
+            llvm_codegen.write_object(module, str(tmp_path / f"o{level}.o"), level)
+    # O0's pipeline inlines only alwaysinline functions: the kernel is generated once, a local symbol; at O3
+    # the inlinehint function is made alwaysinline, so no copy of it is left
+    assert b"__tfn_micro_kernel_0" in (tmp_path / "o0.o").read_bytes()
+    assert b"__tfn_micro_kernel_0" not in (tmp_path / "o3.o").read_bytes()
+
+
+def _hinted_module(steps=150):
+    """@_mlir_ciface_three(x) = mix(x, 3) + mix(x, 5) + mix(x, 7), with mix an internal inlinehint function too big
+    for LLVM's inliner to copy into three callers by its own measure."""
+    body = ["%v0 = llvm.add %x, %k : i64"]
+    for i in range(steps):
+        body += [f"%m{i} = llvm.mul %v{i}, %k : i64", f"%v{i + 1} = llvm.xor %m{i}, %x : i64"]
+    calls = [f"%c{k} = llvm.mlir.constant({k} : i64) : i64\n    %r{k} = llvm.call @mix(%x, %c{k}) : (i64, i64) -> i64"
+             for k in (3, 5, 7)]
+    return f"""
+module {{
+  llvm.func internal @mix(%x: i64, %k: i64) -> i64 attributes {{passthrough = ["inlinehint"]}} {{
+    {chr(10).join(body)}
+    llvm.return %v{steps} : i64
+  }}
+  llvm.func @_mlir_ciface_three(%x: i64) -> i64 {{
+    {chr(10).join(calls)}
+    %s = llvm.add %r3, %r5 : i64
+    %t = llvm.add %s, %r7 : i64
+    llvm.return %t : i64
+  }}
+}}
+"""
+
+
+def test_inlinehint_functions_are_always_inlined_at_o3(tmp_path):
+    def mix(x, k):
+        v = (x + k) % 2 ** 64
+        for _ in range(150):
+            v = ((v * k) % 2 ** 64) ^ x
+        return v
+
+    expected = ctypes.c_int64((mix(12345, 3) + mix(12345, 5) + mix(12345, 7)) % 2 ** 64).value
+    for level in (0, 3):
+        with new_context() as ctx, ir.Location.unknown(ctx):
+            module = ir.Module.parse(_hinted_module())
+            llvm_codegen.write_object(module, str(tmp_path / f"o{level}.o"), level)
+            assert _packed(_build(_hinted_module(), level), "_mlir_ciface_three", ctypes.c_int64(12345)) == expected
+    assert b"mix" in (tmp_path / "o0.o").read_bytes()
+    assert b"mix" not in (tmp_path / "o3.o").read_bytes()
