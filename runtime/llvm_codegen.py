@@ -10,6 +10,13 @@ libraries MLIR's bindings already loaded: `mlirTranslateModuleToLLVMIR` (libMLIR
 (`default<O0>` lowers the async runtime's coroutines; `default<O3>` with the engine's tuning: loop unrolling,
 interleaving and vectorisation, SLP vectorisation) and a target machine for the host CPU writing the object file
 (libLLVM): at CodeGenOptLevel None for O0, and at the default level for O3, as the engine generated it.
+At O0, `instsimplify` runs first: the LLVM dialect builds a memref descriptor (insertvalue) for each access and
+reads it back (extractvalue), which FastISel cannot select (an insertvalue hands the rest of its block to
+SelectionDAG): folded away, the MLP training step's LLVM IR has 6,100 instructions instead of 8,300, FastISel
+selects most blocks, and its code generation takes ~9 % less CPU time. It only folds what is exact (no fast-math
+flags are set), so O0 results are unchanged. At O3 the functions tfn marks inlinehint (the register tiles
+passes/tfn_outline_micro_kernels.py outlines) are made alwaysinline: O3 code is as if they had never been outlined,
+while O0 code, whose pipeline inlines only alwaysinline functions, holds each once.
 
 As the engine does, the module gets the host's triple and data layout and each C interface `_mlir_ciface_<f>` a
 packed wrapper `_mlir__mlir_ciface_<f>(void **args)` (runtime/executable.py's trampoline calls it). Unlike the
@@ -37,7 +44,7 @@ _TARGETS = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AAr
 _P = ctypes.c_void_p
 _RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE, _VOID_TYPE_KIND = 2, 0, 1, 0
 # opt level -> (LLVM's pass pipeline, the code generator's level: LLVMCodeGenOptLevel None / Default)
-LEVELS = {0: (b"default<O0>", 0), 3: (b"default<O3>", 2)}
+LEVELS = {0: (b"function(instsimplify),default<O0>", 0), 3: (b"default<O3>", 2)}
 _PACKED_PREFIX, _CIFACE_PREFIX = "_mlir_", "_mlir_ciface_"
 _FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex: an attribute of the function itself
 
