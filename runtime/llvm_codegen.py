@@ -325,8 +325,8 @@ def _emit_split(api, module, largest, path, opt_level):
     def generate_second():
         try:
             _emit_copy(api, buffer, largest, second, opt_level)
-        except CodegenError as e:
-            failed.append(e)
+        except Exception as e:  # noqa: BLE001 -- raised on the calling thread
+            failed.append(e if isinstance(e, CodegenError) else CodegenError(f"{type(e).__name__}: {e}"))
 
     thread = threading.Thread(target=generate_second, name="tfn-codegen", daemon=True)
     thread.start()
