@@ -21,7 +21,7 @@ A big module's O0 code is generated on two threads (write_objects): its largest 
 functions, from a copy of the module read back from its bitcode into a context of its own, in a second; both are
 linked into the shared object (runtime/compiler.py). The MLP training step's ~71 ms of code generation (CPU time)
 became ~44 ms on the calling thread and ~36 on the other (the split costs ~9 ms of CPU time: the bitcode written
-and read back, the declarations).
+and read back, the declarations), so only where a core is likely idle (_idle_core).
 
 As the engine does, the module gets the host's triple and data layout and each C interface `_mlir_ciface_<f>` a
 packed wrapper `_mlir__mlir_ciface_<f>(void **args)` (runtime/executable.py's trampoline calls it). Unlike the
@@ -198,7 +198,7 @@ def write_object(llvm_module, path, opt_level=0):
 
 
 def write_objects(llvm_module, path, opt_level=0, split=True):
-    """As write_object, into one object file or, at O0 (with `split`, on a machine with two cores or more) for a
+    """As write_object, into one object file or, at O0 (with `split`, where a core is likely idle: _idle_core) for a
     module that has SPLIT_MIN_BLOCKS basic blocks or more, at most SPLIT_LARGEST of them in its largest function,
     two generated at once on two threads: the largest function into `path`, the others into `path` + SECOND_SUFFIX
     (see _emit_split). Returns the paths of the object files written, to be linked together."""
@@ -209,7 +209,7 @@ def write_objects(llvm_module, path, opt_level=0, split=True):
         module = _translate(api, llvm_module, context)
         try:
             _prepare(api, module, opt_level)
-            part = _largest_function(llvm, module) if split and opt_level == 0 and _cores() > 1 else None
+            part = _largest_function(llvm, module) if split and opt_level == 0 and _idle_core() else None
             if part is None:
                 _emit(api, module, path, opt_level)
                 return [path]
@@ -220,9 +220,16 @@ def write_objects(llvm_module, path, opt_level=0, split=True):
         llvm.LLVMContextDispose(context)
 
 
-def _cores():
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def _idle_core():
+    """Whether a second thread is likely to find a core of its own: the process may run on two cores or more, and
+    the last minute's load average is below their count. (On this project's busy 2-core machines, at load 8-10, the
+    split's ~9 ms of extra CPU time made first calls slower, not faster.)"""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return cores > 1 and load < cores
 
 
 def _translate(api, llvm_module, context):
