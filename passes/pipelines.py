@@ -54,7 +54,7 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
 # was a step of its own after both.
 _define("tfn-lower-to-llvm", "Stage `llvm`: memref/scf/arith/math to the LLVM dialect",
         "tfn-expand-strided-copies", "tfn-check-allocs", "tfn-guard-worker-allocs", "tfn-hoist-error-slots",
-        "tfn-lower-vector-ops", "tfn-keep-fill-loops-rolled",
+        "tfn-outline-micro-kernels", "tfn-lower-vector-ops", "tfn-keep-fill-loops-rolled",
         "tfn-div-by-constant", "tfn-polynomial-approximation", "tfn-async-parallel",
         *LOWER_TO_LLVM)
 _define("tfn-pipeline", "The whole CPU pipeline: tfn to the LLVM dialect",

@@ -63,15 +63,16 @@ def build_shared_object(llvm_module, opt_level=3, target=None, libs=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` (default: target.current(), see passes/target.py)
     and link it into a new .so; returns (its path, its scratch dir). libs: the module's Libraries if prepare()
     ran already (for this target)."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, libs)
+    engine, objs, work, libs = _generate_object(llvm_module, opt_level, target, libs)
     so = os.path.join(work, "a.so")
-    link = Link(so, obj, libs)
+    link = Link(so, objs, libs)
     del engine  # tearing the JIT down (~3 ms) overlaps the linker's run
     error = link.wait()
     if error is not None:
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"linking the compiled function failed: {error}")
-    os.unlink(obj)
+    for obj in objs:
+        os.unlink(obj)
     return so, work
 
 
@@ -80,9 +81,9 @@ def build_object(llvm_module, opt_level=3, target=None):
 
     Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
     it calls one of them, the async runtime when it runs kernels on worker threads)."""
-    engine, obj, work, libs = _generate_object(llvm_module, opt_level, target, None)
+    engine, objs, work, libs = _generate_object(llvm_module, opt_level, target, None, split=False)
     del engine
-    return obj, work, libs
+    return objs[0], work, libs
 
 
 class Libraries:
@@ -115,9 +116,10 @@ def prepare(llvm_module, target=None):
     return Libraries(llvm_module)
 
 
-def _generate_object(llvm_module, opt_level, target, libs):
-    """(the ExecutionEngine or None, object path, scratch dir, libraries to link) for build_shared_object and
-    build_object: LLVM's C API generates the code (runtime/llvm_codegen.py), the engine where that cannot."""
+def _generate_object(llvm_module, opt_level, target, libs, split=True):
+    """(the ExecutionEngine or None, object paths, scratch dir, libraries to link) for build_shared_object and
+    build_object: LLVM's C API generates the code (runtime/llvm_codegen.py; a big module's O0 code as two objects
+    generated at once unless `split` is false), the engine where that cannot."""
     if libs is None:
         libs = prepare(llvm_module, target)
     work = cache.scratch_dir()
@@ -125,16 +127,17 @@ def _generate_object(llvm_module, opt_level, target, libs):
     engine = None
     try:
         if opt_level in llvm_codegen.LEVELS and llvm_codegen.available():
-            llvm_codegen.write_object(llvm_module, obj, opt_level)
+            objs = llvm_codegen.write_objects(llvm_module, obj, opt_level, split)
         else:
             from mlir.execution_engine import ExecutionEngine  # start-up cost: needed on a cache miss only
 
             engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs.jit, enable_pic=True)
             engine.dump_to_object_file(obj)
+            objs = [obj]
     except Exception as e:  # the engine reports LLVM failures as generic exceptions
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"LLVM code generation failed: {e}") from None
-    return engine, obj, work, libs.link
+    return engine, objs, work, libs.link
 
 
 def driver_link_command(so, objs, libs, rpath=None, extra=()):
@@ -147,7 +150,8 @@ def driver_link_command(so, objs, libs, rpath=None, extra=()):
 
 
 class Link:
-    """Links object file `obj` into the shared object `so` against `libs` (shared-library paths).
+    """Links object file `obj` (a path, or a list of them) into the shared object `so` against `libs`
+    (shared-library paths).
 
     The lean link (toolchain.direct_link_command: ld without the C compiler driver, libc and libm) starts at once;
     its .so is loaded once to prove every symbol binds in this process. Should that fail, the driver links
@@ -156,8 +160,8 @@ class Link:
     def __init__(self, so, obj, libs):
         import subprocess  # start-up cost: linking happens on a cache miss only (subprocess takes ~3 ms to load)
 
-        self.so, self.obj, self.libs = so, obj, libs
-        self._direct = toolchain.direct_link_command(so, obj, libs)
+        self.so, self.objs, self.libs = so, [obj] if isinstance(obj, str) else list(obj), libs
+        self._direct = toolchain.direct_link_command(so, self.objs, libs)
         self._proc = None
         if self._direct is not None:
             try:
@@ -172,7 +176,7 @@ class Link:
 
         if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
             return None
-        proc = subprocess.run(driver_link_command(self.so, [self.obj], self.libs), capture_output=True, text=True)
+        proc = subprocess.run(driver_link_command(self.so, self.objs, self.libs), capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr.strip()
         if self._direct is not None:  # the driver links where the lean link failed: stop using that

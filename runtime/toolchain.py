@@ -118,9 +118,10 @@ _direct_links = {}
 _LINK_ENV = ("PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX", "LIBRARY_PATH")  # what changes the driver's answers
 
 
-def direct_link_command(so, obj, libs):
-    """The argv linking object `obj` into shared object `so` against `libs` (paths of shared libraries, found at
-    run time through the rpath MLIR_LIB), or None when the C compiler cannot name its linker.
+def direct_link_command(so, objs, libs):
+    """The argv linking object file(s) `objs` (a path or a list) into shared object `so` against `libs` (paths of
+    shared libraries, found at run time through the rpath MLIR_LIB), or None when the C compiler cannot name its
+    linker.
 
     `ld -shared` with libgcc's support routines and `libs`, not libc and libm: a tfn .so is only ever loaded
     into a Python process, which has both loaded already, so dlopen binds those symbols there. The C compiler
@@ -133,8 +134,9 @@ def direct_link_command(so, obj, libs):
     if found is None:
         return None
     ld, libgcc = found
+    objs = [objs] if isinstance(objs, str) else objs
     # --as-needed: a library none of whose symbols the code uses is not loaded with it (the runner utils: ~45 ms)
-    return [ld, "-shared", "--eh-frame-hdr", "-o", so, obj, libgcc, "--as-needed", *libs,
+    return [ld, "-shared", "--eh-frame-hdr", "-o", so, *objs, libgcc, "--as-needed", *libs,
             *[arg for d in rpaths(libs) for arg in ("-rpath", d)]]
 
 
