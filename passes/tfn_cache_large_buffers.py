@@ -21,12 +21,52 @@ import itertools
 from mlir import ir
 from mlir.dialects import llvm
 
+from tfn.passes.lowering.collective import INPLACE_HELPER
 from tfn.passes.registry import register
 from tfn.passes.tfn_return_on_failed_alloc import FAILURE_PATH
 from tfn.passes.walk import callee_of, collect
 
 # callee -> (the global holding its replacement, the LLVM function type of both)
 HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>"), "free": ("tfn_free_hook", "!llvm.func<void (ptr)>")}
+# The malloc of a buffer that an in-place all-reduce helper takes goes to this one instead (the shared-memory arena
+# of runtime/_shared_allreduce.c in a job on one machine; tfn_free takes its blocks back).
+SHARED_MALLOC_HOOK = "tfn_shared_malloc_hook"
+
+
+def _allocated_pointer_source(value):
+    """The op defining the allocated pointer (field 0) of the memref descriptor `value` was extracted from, when
+    it is `llvm.extractvalue [0]` of a chain of `llvm.insertvalue`s; else None."""
+    op = value.owner
+    if not isinstance(op, ir.Operation) and not isinstance(op, ir.OpView):
+        return None
+    op = op.operation if isinstance(op, ir.OpView) else op
+    if op.name != "llvm.extractvalue" or list(ir.DenseI64ArrayAttr(op.attributes["position"])) != [0]:
+        return None
+    desc = op.operands[0]
+    while True:
+        owner = desc.owner
+        if isinstance(owner, ir.Block):
+            return None
+        owner = owner.operation if isinstance(owner, ir.OpView) else owner
+        if owner.name != "llvm.insertvalue":
+            return None
+        if list(ir.DenseI64ArrayAttr(owner.attributes["position"])) == [0]:
+            source = owner.operands[1].owner
+            return None if isinstance(source, ir.Block) else source
+        desc = owner.operands[0]
+
+
+def _shared_mallocs(calls):
+    """The malloc calls among `calls` whose block an in-place all-reduce helper takes as it is (its memref's
+    allocated pointer is the malloc's result)."""
+    found = []
+    for op in calls:
+        if not (callee_of(op) or "").startswith(INPLACE_HELPER) or not len(op.operands):
+            continue
+        source = _allocated_pointer_source(op.operands[0])
+        if source is not None and source.name == "llvm.call" and callee_of(source) == "malloc":
+            found.append(source)
+    return found
 
 
 def _declare_hook(module_op, hook):
@@ -94,9 +134,14 @@ def run(module_op):
         hooks[callee] = hook
     if not hooks:
         return
-    calls = [(op, hooks[callee_of(op)]) for op in collect(module_op, lambda op: op.name == "llvm.call")
-             if callee_of(op) in hooks and FAILURE_PATH not in op.attributes]
-    for hook in hooks.values():  # (in HOOKS' order)
+    every = collect(module_op, lambda op: op.name == "llvm.call")
+    shared = _shared_mallocs(every) if "malloc" in hooks and "free" in hooks else []
+    # a shared block is not a malloc block: every free of it goes through the hook, failure paths' too
+    shared_pointers = {op.results[0] for op in shared}
+    calls = [(op, SHARED_MALLOC_HOOK if op in shared else hooks[callee_of(op)]) for op in every
+             if callee_of(op) in hooks and (FAILURE_PATH not in op.attributes or
+                                            (callee_of(op) == "free" and op.operands[0] in shared_pointers))]
+    for hook in [*hooks.values(), SHARED_MALLOC_HOOK]:  # (in HOOKS' order)
         if any(h == hook for _, h in calls):
             _declare_hook(module_op, hook)
     # (LLVM-dialect function bodies are flat blocks: a walk meets each block's calls one after another)
