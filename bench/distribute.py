@@ -153,7 +153,8 @@ def allreduce_worker(kind, per_replica, reps):
     """The all-reduce of a step alone, on 2 replicas: the step's buckets (the model's gradients as
     tfn.distribute plans them, with the loss and row count) all-reduced in place by mpi4py, and by compiled tfn code
     (a function filling and all-reducing buffers of the buckets' sizes, minus one that only fills them: what the
-    step's collectives cost, signature checks included). Rank 0 prints ms per step as JSON."""
+    step's collectives cost, signature checks included; through shared memory when the strategy turns that on, as
+    in the step). Rank 0 prints ms per step as JSON."""
     import numpy as np
     from mpi4py import MPI
 
@@ -162,6 +163,7 @@ def allreduce_worker(kind, per_replica, reps):
     from tfn.ops.collective_ops import all_reduce
 
     comm = MPI.COMM_WORLD
+    tfn.distribute.MultiWorkerMirroredStrategy()  # as in the step: the shared-memory all-reduce where it applies
     model = (tfn.keras.Sequential([tfn.keras.Input(shape=(8, 8, 1)), tfn.keras.layers.Conv2D(32, 3, padding="same"),
                                    tfn.keras.layers.MaxPooling2D(), tfn.keras.layers.Conv2D(64, 3, padding="same"),
                                    tfn.keras.layers.Flatten(), tfn.keras.layers.Dense(10)]) if kind == "cnn" else
