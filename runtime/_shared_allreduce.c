@@ -66,6 +66,7 @@ static char *segment[MAX_REPLICAS]; /* each replica's segment, mapped here */
 static size_t segment_bytes;
 static pid_t pid_of[MAX_REPLICAS];
 static int64_t calls, arrived, summed; /* all-reduces: all, barriers passed, done here */
+static int64_t spent_ns[3]; /* in the first barrier, summing, in the second barrier (the calls done here) */
 static int (*abort_fn)(int64_t, int);
 static int64_t comm_handle;
 
@@ -251,6 +252,7 @@ EXPORT int tfn_shared_allreduce(void *buf, int64_t count, int32_t kind) {
   mine->offset = in_arena(buf) ? (int64_t)((char *)buf - segment[rank_]) : -1;
   mine->count = count;
   mine->kind = kind;
+  double t0 = seconds();
   barrier();
   int64_t off[MAX_REPLICAS];
   for (int r = 0; r < size_; r++) {
@@ -263,14 +265,22 @@ EXPORT int tfn_shared_allreduce(void *buf, int64_t count, int32_t kind) {
   int64_t lines = (count + 15) / 16;
   int64_t lo = lines * rank_ / size_ * 16, hi = lines * (rank_ + 1) / size_ * 16;
   if (hi > count) hi = count;
+  double t1 = seconds();
   if (lo < hi) sum_chunk(kind, off, lo, hi);
+  double t2 = seconds();
   barrier();
+  double t3 = seconds();
+  spent_ns[0] += (int64_t)(1e9 * (t1 - t0));
+  spent_ns[1] += (int64_t)(1e9 * (t2 - t1));
+  spent_ns[2] += (int64_t)(1e9 * (t3 - t2));
   summed++;
   return 0;
 }
 
-/* out[0]: all-reduces this process called here; out[1]: those done through shared memory (the rest: MPI). */
+/* out[0]: all-reduces this process called here; out[1]: those done through shared memory (the rest: MPI);
+   out[2..4]: nanoseconds those spent waiting for the other replicas, summing, and in the closing barrier. */
 EXPORT void tfn_shared_stats(int64_t *out) {
   out[0] = calls;
   out[1] = summed;
+  for (int i = 0; i < 3; i++) out[2 + i] = spent_ns[i];
 }

@@ -91,9 +91,19 @@ def hooks():
 
 def stats():
     """(all-reduces that tried shared memory, those it did) in this process so far; (0, 0) while it is off."""
+    return tuple(_stats()[:2])
+
+
+def seconds():
+    """Seconds the all-reduces done through shared memory spent so far: (waiting for the other replicas to arrive,
+    summing this replica's chunk, in the closing barrier (waiting for the others' chunks))."""
+    return tuple(v / 1e9 for v in _stats()[2:])
+
+
+def _stats():
     lib = _library() if _state.get("on") else None
     if lib is None:
-        return 0, 0
-    out = (ctypes.c_int64 * 2)()
+        return [0] * 5
+    out = (ctypes.c_int64 * 5)()
     lib.tfn_shared_stats(out)
-    return out[0], out[1]
+    return list(out)
