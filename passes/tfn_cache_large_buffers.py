@@ -15,6 +15,14 @@ adds on the way out of a failed allocation (marked `tfn.failure_path`: five in s
 buffer cache's blocks are plain malloc blocks, so free() takes them, uncached). Run after
 tfn-return-on-failed-alloc (which finds the malloc calls it guards by name); a module without malloc or free calls
 is left unchanged.
+
+A malloc whose block an in-place all-reduce helper takes (passes/lowering/collective.py: the allocated pointer of the
+memref descriptor passed to it is the malloc's result) goes to `tfn_shared_malloc_hook` instead: in a job whose
+replicas share one machine, the runtime points it at the arena of an MPI-3 shared window (runtime/_shared_allreduce.c),
+where the other replicas can read and write the buffer, so the all-reduce copies nothing. An arena block is not a
+malloc block: its frees all go through `tfn_free_hook` (tfn_free hands arena blocks back to the arena), those on a
+failed allocation's way out included. While the hook is null (one process, replicas on several machines, AOT code)
+the block is malloc's, as before.
 """
 import itertools
 

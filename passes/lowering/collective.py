@@ -17,7 +17,10 @@ The MPI calls themselves are calls of helper functions declared here (`tfn_mpi_a
 type>` from one buffer into another, `tfn_mpi_inplace_<reduction>_<memref type>` in place, `tfn_mpi_comm_rank`,
 `tfn_mpi_comm_size`): buffer deallocation rejects `mpi.allreduce` between memrefs. tfn-lower-mpi defines them from
 `mpi` dialect text (helper_text) at the end of the LLVM stage; upstream's lowering passes MPI_IN_PLACE when the
-send and receive buffers of `mpi.allreduce` are the same value.
+send and receive buffers of `mpi.allreduce` are the same value. An in-place sum of f32, f64, i32 or i64 first
+calls the function the module global SHARED_HOOK holds, when the runtime has set it (a job whose replicas all run
+on one machine: runtime/shared_allreduce.py), and calls MPI only when that returns non-zero (some replica's buffer
+is not in its shared-memory arena: every replica then takes MPI).
 """
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor
