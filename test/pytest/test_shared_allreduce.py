@@ -75,9 +75,9 @@ def test_each_replica_sums_its_chunk_into_every_replicas_buffer_or_leaves_it_all
         peer[0] = 3
         peer[8:11] = [-1, 64, 1]  # call 2 (slot 0): replica 1's buffer is outside its arena
         assert lib.tfn_shared_allreduce(mine, 64, 1) == 1
-        counts = (ctypes.c_int64 * 2)()
+        counts = (ctypes.c_int64 * 5)()  # tried, done, and 3 times
         lib.tfn_shared_stats(counts)
-        assert list(counts) == [2, 1], list(counts)
+        assert list(counts[:2]) == [2, 1], list(counts)
         print("ok")
     """)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
