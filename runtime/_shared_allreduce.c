@@ -158,6 +158,14 @@ EXPORT void tfn_shared_free(void *p) {
   pthread_mutex_unlock(&arena_lock);
 }
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
 static double seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -182,7 +190,7 @@ static void barrier(void) {
     double since = 0;
     while (__atomic_load_n(&control(r)->arrived, __ATOMIC_ACQUIRE) < mine) {
       if (++spins < 4096) {
-        __builtin_ia32_pause();
+        cpu_relax();
         continue;
       }
       sched_yield(); /* a long wait: the other replica is descheduled or still computing */
