@@ -47,7 +47,7 @@ def worker(kind, per_replica, steps):
     import numpy as np
 
     import tfn
-    from tfn.runtime import fastcall
+    from tfn.runtime import fastcall, shared_allreduce
 
     strategy = tfn.distribute.MultiWorkerMirroredStrategy()
     n = strategy.num_replicas_in_sync
@@ -72,20 +72,23 @@ def worker(kind, per_replica, steps):
     fastcall.wait()  # the C call path, as every later call of a warm process uses it (built once per cache)
     tfn.config.wait_for_optimized_code()  # a 1-process step is tiered: time its optimised code, not the quick one
     marks = _mark_steps(model) if os.environ.get("TFN_MPI_TIMELINE") else None
-    times, cpu = [], []
+    times, cpu, shared = [], [], []
     for _ in range(TIMED_EPOCHS):
+        before = shared_allreduce.seconds()
         strategy.comm.Barrier()
         start, start_cpu = time.perf_counter(), time.process_time()
         model.fit(x, y, batch_size=per_replica * n, epochs=1, verbose=0, shuffle=False)
         strategy.comm.Barrier()
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
+        shared.append([1e3 * (b - a) / steps for a, b in zip(before, shared_allreduce.seconds())])
     if marks is not None:
         with open(f"{os.environ['TFN_MPI_TIMELINE']}.steps.{strategy.rank}", "w") as f:
             json.dump(marks, f)
     if strategy.rank == 0:
         print(json.dumps({"examples_per_s": rows / statistics.median(times), "best_examples_per_s": rows / min(times),
-                          "cpu_ms_per_step": 1e3 * statistics.median(cpu) / steps}), flush=True)
+                          "cpu_ms_per_step": 1e3 * statistics.median(cpu) / steps,
+                          "shared_ms_per_step": [statistics.median(v) for v in zip(*shared)]}), flush=True)
 
 
 def _mark_steps(model):
@@ -153,7 +156,8 @@ def allreduce_worker(kind, per_replica, reps):
     """The all-reduce of a step alone, on 2 replicas: the step's buckets (the model's gradients as
     tfn.distribute plans them, with the loss and row count) all-reduced in place by mpi4py, and by compiled tfn code
     (a function filling and all-reducing buffers of the buckets' sizes, minus one that only fills them: what the
-    step's collectives cost, signature checks included). Rank 0 prints ms per step as JSON."""
+    step's collectives cost, signature checks included; through shared memory when the strategy turns that on, as
+    in the step). Rank 0 prints ms per step as JSON."""
     import numpy as np
     from mpi4py import MPI
 
@@ -162,6 +166,7 @@ def allreduce_worker(kind, per_replica, reps):
     from tfn.ops.collective_ops import all_reduce
 
     comm = MPI.COMM_WORLD
+    tfn.distribute.MultiWorkerMirroredStrategy()  # as in the step: the shared-memory all-reduce where it applies
     model = (tfn.keras.Sequential([tfn.keras.Input(shape=(8, 8, 1)), tfn.keras.layers.Conv2D(32, 3, padding="same"),
                                    tfn.keras.layers.MaxPooling2D(), tfn.keras.layers.Conv2D(64, 3, padding="same"),
                                    tfn.keras.layers.Flatten(), tfn.keras.layers.Dense(10)]) if kind == "cnn" else
@@ -290,6 +295,12 @@ def main():
         print(f"{name:22} {per_replica:>13} {_spread(one, rate):>20} {_spread(two, rate):>20} {_spread(eff, pct):>16} "
               f"{_spread(apart, rate):>20} {statistics.median(vs_apart):>8.0%}  {fastest:>7.0%}  {cpu:>15}  "
               f">= {TARGET:.0%} {verdict:8}  {load:.1f}/{os.getloadavg()[0]:.1f}", flush=True)
+        shared = [r["two"].get("shared_ms_per_step") for r in rounds]
+        if all(shared) and any(map(sum, shared)):
+            parts = [statistics.median(v) for v in zip(*shared)]
+            print(f"{'':22} shared-memory all-reduce per 2-process step (replica 0): waiting for the other "
+                  f"{parts[0]:.3f} ms, summing its half {parts[1]:.3f} ms, closing barrier {parts[2]:.3f} ms",
+                  flush=True)
     print("\nThe all-reduce of a step alone (2 processes, median of 40, in ms), against the 1-process step:")
     for name, (kind, per_replica, judged) in models.items():
         if not judged:

@@ -20,15 +20,28 @@ site instead took ~17 ms of bench (h)'s training step (a Python walk of its ~13,
 per call); a call more per allocation costs nothing measurable (LLVM inlines it at O3). The routing functions are
 hidden (not exported: called directly, never interposed), not internal: MLIR's ExecutionEngine (the fallback code
 generator) cannot build a module with an internal function (it looks up a packed wrapper of every one defined).
+
+A malloc whose block an in-place all-reduce helper takes (passes/lowering/collective.py: the allocated pointer of the
+memref descriptor passed to it is the malloc's result) is routed through `tfn_shared_malloc_routed`, which branches on
+`tfn_shared_malloc_hook`: in a job whose replicas share one machine, the runtime points it at the arena of an MPI-3
+shared window (runtime/_shared_allreduce.c), where the other replicas can read and write the buffer, so the
+all-reduce copies nothing. An arena block is not a malloc block: its frees go through `tfn_free_hook` as every free
+here does (tfn_free hands arena blocks back to the arena). While the hook is null (one process, replicas on several
+machines, AOT code) the block is malloc's. Only a module that declares such a helper is walked to find those mallocs.
 """
 from mlir import ir
 
+from tfn.passes.lowering.collective import INPLACE_HELPER
 from tfn.passes.registry import register
+from tfn.passes.walk import callee_of, collect
 
 # callee -> (the global holding its replacement, the LLVM function type of both, the function routing its calls)
 HOOKS = {"malloc": ("tfn_malloc_hook", "!llvm.func<ptr (i64)>", "tfn_malloc_routed"),
          "free": ("tfn_free_hook", "!llvm.func<void (ptr)>", "tfn_free_routed")}
+# The malloc of a buffer an in-place all-reduce helper takes: (its hook, its routing function).
+SHARED_MALLOC = ("tfn_shared_malloc_hook", "tfn_shared_malloc_routed")
 ROUTED = {routed: callee for callee, (_, _, routed) in HOOKS.items()}  # routing function -> the callee it routes
+ROUTED[SHARED_MALLOC[1]] = "malloc"
 
 
 _ROUTING = {
@@ -88,6 +101,49 @@ def run(module_op):
     body = module_op.regions[0].blocks[0]
     for callee, hook, routing in routed:
         ir.SymbolTable.replace_all_symbol_uses(callee, routing, module_op)  # (before the routing functions exist)
+    if any(callee == "malloc" for callee, _, _ in routed) and _shared_mallocs(module_op, body):
+        routed.append(("malloc", *SHARED_MALLOC))
+    for callee, hook, routing in routed:
         hook_global, function = _routing_ops(module_op, callee, hook, routing)
         ir.InsertionPoint.at_block_begin(body).insert(hook_global)
         body.append(function)
+
+
+def _shared_mallocs(module_op, body):
+    """Route the mallocs whose blocks an in-place all-reduce helper takes through SHARED_MALLOC; whether any is."""
+    if not any(op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value.startswith(INPLACE_HELPER)
+               for op in body.operations):
+        return False
+    malloc_routed = HOOKS["malloc"][2]
+    found = False
+    for op in collect(module_op, lambda o: o.name == "llvm.call" and (callee_of(o) or "").startswith(INPLACE_HELPER)):
+        if not len(op.operands):
+            continue
+        source = _allocated_pointer_source(op.operands[0])
+        if source is not None and source.name == "llvm.call" and callee_of(source) == malloc_routed:
+            source.attributes["callee"] = ir.FlatSymbolRefAttr.get(SHARED_MALLOC[1])
+            found = True
+    return found
+
+
+def _allocated_pointer_source(value):
+    """The op defining the allocated pointer (field 0) of the memref descriptor `value` was extracted from, when
+    it is `llvm.extractvalue [0]` of a chain of `llvm.insertvalue`s; else None."""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return None
+    op = op.operation if isinstance(op, ir.OpView) else op
+    if op.name != "llvm.extractvalue" or list(ir.DenseI64ArrayAttr(op.attributes["position"])) != [0]:
+        return None
+    desc = op.operands[0]
+    while True:
+        owner = desc.owner
+        if isinstance(owner, ir.Block):
+            return None
+        owner = owner.operation if isinstance(owner, ir.OpView) else owner
+        if owner.name != "llvm.insertvalue":
+            return None
+        if list(ir.DenseI64ArrayAttr(owner.attributes["position"])) == [0]:
+            source = owner.operands[1].owner
+            return None if isinstance(source, ir.Block) else source
+        desc = owner.operands[0]

@@ -15,7 +15,14 @@ unchanged.
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from tfn.passes.lowering.collective import HELPER_PREFIX, MPI_IMPLEMENTATION, MPI_IMPLEMENTATION_ATTR, helper_text
+from tfn.passes.lowering.collective import (
+    HELPER_PREFIX,
+    MPI_IMPLEMENTATION,
+    MPI_IMPLEMENTATION_ATTR,
+    SHARED_HOOK,
+    helper_text,
+    shared_hook_text,
+)
 from tfn.passes.registry import register
 
 _TO_LLVM = ("builtin.module(expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
@@ -28,8 +35,9 @@ def _symbol(op):
 
 def lowered_helpers(names):
     """The LLVM dialect text of the helpers `names` (and the MPI functions they call), lowered in a new context."""
-    text = (f"module attributes {{{MPI_IMPLEMENTATION_ATTR} = {MPI_IMPLEMENTATION}}} {{\n"
-            + "".join(map(helper_text, names)) + "}")
+    helpers = "".join(map(helper_text, names))
+    hook = shared_hook_text() if SHARED_HOOK in helpers else ""
+    text = f"module attributes {{{MPI_IMPLEMENTATION_ATTR} = {MPI_IMPLEMENTATION}}} {{\n" + hook + helpers + "}"
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         PassManager.parse(_TO_LLVM).run(module.operation)

@@ -8,7 +8,8 @@
    so do the owners of the result arrays; this file is compiled into runtime/fastcall.py's extension, loaded into the
    global symbol scope before any compiled code.
 
-   Every block here IS a malloc block: tfn_free accepts any pointer free accepts (malloc_usable_size gives its
+   Every block here IS a malloc block (tfn_free also takes the blocks of _shared_allreduce.c's arena, which it hands
+   back there): tfn_free accepts any pointer free accepts (malloc_usable_size gives its
    size), and a block tfn_malloc gives may be handed to free. Blocks under MIN_BYTES go straight to malloc and free.
    A freed large block is kept (up to SLOTS blocks and `limit` bytes in all; the least recently freed are released
    first); tfn_malloc(n) takes the smallest kept block of n to n + n/4 bytes. One mutex guards the list (kernels
@@ -84,8 +85,15 @@ EXPORT void *tfn_malloc(size_t n) {
   return p ? p : malloc(n);
 }
 
+int tfn_shared_owns(const void *p); /* _shared_allreduce.c: its arena's blocks are not malloc blocks */
+void tfn_shared_free(void *p);
+
 EXPORT void tfn_free(void *p) {
   if (!p) return;
+  if (tfn_shared_owns(p)) {
+    tfn_shared_free(p);
+    return;
+  }
   size_t bytes = malloc_usable_size(p);
   if (bytes < MIN_BYTES) {
     free(p);

@@ -17,7 +17,7 @@ import numpy as np
 
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
-from tfn.runtime import buffer_cache, callbacks, fastcall, toolchain
+from tfn.runtime import buffer_cache, callbacks, fastcall, shared_allreduce, toolchain
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -200,7 +200,8 @@ class Executable:
 
 def _bind_allocator(lib):
     """Point the loaded code's allocation hooks (passes/tfn_cache_large_buffers.py) at the buffer cache when it is
-    available, and free results with its tfn_free from then on. Either free is right for any result: tfn_free takes
+    available (and its shared-memory all-reduce hooks at runtime/shared_allreduce.py's functions while that is on),
+    and free results with its tfn_free from then on. Either free is right for any result: tfn_free takes
     every malloc block."""
     global _free
     found = buffer_cache.hooks() if fastcall.module() is not None else None
@@ -208,7 +209,9 @@ def _bind_allocator(lib):
         return
     if _free is _LIBC_FREE:
         _free = buffer_cache.free_function()
-    for name, address in zip(("tfn_malloc_hook", "tfn_free_hook"), found):
+    bound = dict(zip(("tfn_malloc_hook", "tfn_free_hook"), found))
+    bound.update(shared_allreduce.hooks())  # a distributed job on one machine: runtime/shared_allreduce.py
+    for name, address in bound.items():
         try:
             ctypes.c_void_p.in_dll(lib, name).value = address
         except ValueError:  # the code never calls it

@@ -1,6 +1,7 @@
 """The C call trampoline (_fastcall.c): built once with `cc`, kept in the artifact cache, loaded lazily.
 
-The same extension holds the buffer cache (_buffer_cache.c, runtime/buffer_cache.py), whose C functions
+The same extension holds the buffer cache (_buffer_cache.c, runtime/buffer_cache.py) and the shared-memory
+all-reduce (_shared_allreduce.c, runtime/shared_allreduce.py), whose C functions
 `c_library()` gives.
 
 `module()` returns the loaded extension, or None while it is not available: being compiled in the
@@ -24,7 +25,7 @@ from tfn.runtime import cache, toolchain
 from tfn.runtime.digest import sha256
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = (os.path.join(_HERE, "_fastcall.c"), os.path.join(_HERE, "_buffer_cache.c"))
+_SOURCES = tuple(os.path.join(_HERE, name) for name in ("_fastcall.c", "_buffer_cache.c", "_shared_allreduce.c"))
 _lock = threading.Lock()
 # "module": the extension, or None, once settled; "build": (key, compiler process, .so path, scratch dir, pid);
 # "c": the extension as a ctypes library (when "module" is not None).

@@ -18,6 +18,7 @@ from tfn.distribute import buckets, failure
 from tfn.ops.collective_ops import all_gather, all_reduce
 from tfn.ops.math_ops import cast
 from tfn.ops.reduction_ops import reduce_sum
+from tfn.runtime import shared_allreduce
 from tfn.state import variables as variables_mod
 
 _stack = []  # the strategies whose scope is entered, innermost last
@@ -81,6 +82,8 @@ class MultiWorkerMirroredStrategy:
         self.rank, self.num_replicas_in_sync = self.comm.Get_rank(), self.comm.Get_size()
         self.bucket_bytes = int(bucket_bytes)
         failure.install(self.comm)
+        # every replica on this machine: gradients are summed through shared memory (runtime/shared_allreduce.py)
+        self.shared_memory = shared_allreduce.enable(self.comm)
         self.watchdog = None if collective_timeout is None else failure.Watchdog(self.comm, collective_timeout)
 
     def __repr__(self):

@@ -17,7 +17,10 @@ The MPI calls themselves are calls of helper functions declared here (`tfn_mpi_a
 type>` from one buffer into another, `tfn_mpi_inplace_<reduction>_<memref type>` in place, `tfn_mpi_comm_rank`,
 `tfn_mpi_comm_size`): buffer deallocation rejects `mpi.allreduce` between memrefs. tfn-lower-mpi defines them from
 `mpi` dialect text (helper_text) at the end of the LLVM stage; upstream's lowering passes MPI_IN_PLACE when the
-send and receive buffers of `mpi.allreduce` are the same value.
+send and receive buffers of `mpi.allreduce` are the same value. An in-place sum of f32, f64, i32 or i64 first
+calls the function the module global SHARED_HOOK holds, when the runtime has set it (a job whose replicas all run
+on one machine: runtime/shared_allreduce.py), and calls MPI only when that returns non-zero (some replica's buffer
+is not in its shared-memory arena: every replica then takes MPI).
 """
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor
@@ -37,6 +40,16 @@ HELPER_PREFIX = "tfn_mpi_"
 ALLREDUCE_HELPER = HELPER_PREFIX + "allreduce_"  # + reduction + "_" + the memref type's shape and element type
 INPLACE_HELPER = HELPER_PREFIX + "inplace_"  # the same, reducing one buffer in place (MPI_IN_PLACE)
 RANK_HELPER, SIZE_HELPER = HELPER_PREFIX + "comm_rank", HELPER_PREFIX + "comm_size"
+# The in-place sums try the shared-memory all-reduce first (runtime/_shared_allreduce.c) through this module
+# global (weak, null at load; the runtime sets it in a job on one machine); its element kinds:
+SHARED_HOOK = "tfn_shm_allreduce_hook"
+SHARED_KINDS = {"f32": 1, "f64": 2, "i32": 3, "i64": 4}
+
+
+def shared_hook_text():
+    """The LLVM-dialect definition of SHARED_HOOK's global (null until the runtime sets it)."""
+    return (f"llvm.mlir.global weak @{SHARED_HOOK}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
+            f"  %0 = llvm.mlir.zero : !llvm.ptr\n  llvm.return %0 : !llvm.ptr\n}}\n")
 DYN = ir.ShapedType.get_dynamic_size()
 MAX_DIMS = DETAIL_LEN - 2  # details: [kind, rank, dims...]
 KIND_MISMATCH, KIND_SIZE, KIND_ROOT = 1, 2, 3
@@ -102,6 +115,33 @@ def helper_text(name):
         view, flat = "memref.cast %{0} : {1} to {2}", mtype
     else:
         view = f"memref.collapse_shape %{{0}} [[{', '.join(map(str, range(len(dims))))}]] : {{1}} into {{2}}"
+    if in_place and reduction == "sum" and elem in SHARED_KINDS:  # shared memory first (the module docstring)
+        count = ("  %c0 = arith.constant 0 : index\n  %ni = memref.dim %b, %c0 : {0}\n"
+                 "  %n = arith.index_cast %ni : index to i64\n".format(flat) if "?" in flat else
+                 f"  %n = arith.constant {_product(dims) if dims else 1} : i64\n")
+        return (f"func.func @{name}(%buf: {mtype}) {{\n"
+                f"  %comm = mpi.comm_world : !mpi.comm\n"
+                f"  %b = {view.format('buf', mtype, flat)}\n"
+                f"  %at = llvm.mlir.addressof @{SHARED_HOOK} : !llvm.ptr\n"
+                f"  %hook = llvm.load %at : !llvm.ptr -> !llvm.ptr\n"
+                f"  %null = llvm.mlir.zero : !llvm.ptr\n"
+                f"  %unset = llvm.icmp \"eq\" %hook, %null : !llvm.ptr\n"
+                f"  cf.cond_br %unset, ^mpi, ^shared\n"
+                f"^shared:\n"
+                f"  %pi = memref.extract_aligned_pointer_as_index %b : {flat} -> index\n"
+                f"  %pw = arith.index_cast %pi : index to i64\n"
+                f"  %p = llvm.inttoptr %pw : i64 to !llvm.ptr\n"
+                f"{count}"
+                f"  %kind = arith.constant {SHARED_KINDS[elem]} : i32\n"
+                f"  %rc = llvm.call %hook(%p, %n, %kind) : !llvm.ptr, (!llvm.ptr, i64, i32) -> i32\n"
+                f"  %zero = arith.constant 0 : i32\n"
+                f"  %done = arith.cmpi eq, %rc, %zero : i32\n"
+                f"  cf.cond_br %done, ^end, ^mpi\n"
+                f"^mpi:\n"
+                f"  mpi.allreduce(%b, %b, MPI_SUM, %comm) : {flat}, {flat}\n"
+                f"  cf.br ^end\n"
+                f"^end:\n"
+                f"  return\n}}\n")
     if in_place:  # the same value as send and receive buffer: upstream passes MPI_IN_PLACE
         return (f"func.func @{name}(%buf: {mtype}) {{\n"
                 f"  %comm = mpi.comm_world : !mpi.comm\n"

@@ -14,16 +14,22 @@ MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable) + os.path
 HANG_GUARD = 240  # seconds: a job that has not ended by then hangs (the failure this file checks against)
 
 
-def _run(args, n=None):
+def _run(args, n=None, env=None):
     cmd = ([MPIEXEC, "-n", str(n)] if n else []) + [sys.executable, PROGRAMS, *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD,
+                          env=None if env is None else dict(os.environ, **env))
 
 
-def _job(tmp_path, mode):
-    out = str(tmp_path / mode)
-    proc = _run([mode, out], n=2)
+def _job(tmp_path, mode, env=None, name=None):
+    out = str(tmp_path / (name or mode))
+    proc = _run([mode, out], n=2, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc, [np.load(f"{out}.{r}.npz", allow_pickle=True) for r in (0, 1)]
+
+
+def _shared_sums(tmp_path, name):
+    """(all-reduces that tried shared memory, those it did) of each replica of a train job."""
+    return [tuple(np.load(str(tmp_path / f"{name}.{r}.shared.npy"))) for r in (0, 1)]
 
 
 @pytest.mark.parametrize("kind", ["mlp", "cnn"])
@@ -38,6 +44,18 @@ def test_fit_on_two_replicas_equals_one_process_on_the_global_batch(tmp_path, ki
         np.testing.assert_allclose(ranks[0][name], alone[name], rtol=1e-5, atol=1e-6, err_msg=name)
     # the gradients' all-reduce is an op of the compiled train step
     assert proc.stdout.count('"tfn.all_reduce"') == 1, proc.stdout[-3000:]
+    # ... summed through shared memory (both replicas run on this machine), at every step
+    for tried, done in _shared_sums(tmp_path, kind):
+        assert tried == done > 0, (tried, done)
+
+
+def test_the_shared_memory_sums_and_mpis_give_the_same_bits(tmp_path):
+    _, shared = _job(tmp_path, "mlp")
+    _, mpi = _job(tmp_path, "mlp", env={"TFN_SHARED_ALLREDUCE": "0"}, name="mpi")
+    assert _shared_sums(tmp_path, "mpi") == [(0, 0), (0, 0)]
+    for name in shared[0].files:
+        for r in (0, 1):
+            assert shared[r][name].tobytes() == mpi[r][name].tobytes(), name
 
 
 def test_custom_loop_run_reduce_replica_context_and_dataset(tmp_path):

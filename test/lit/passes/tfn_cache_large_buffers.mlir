@@ -1,5 +1,6 @@
-// RUN: tfn-opt %s --tfn-cache-large-buffers | FileCheck %s
-// RUN: tfn-opt %s --tfn-cache-large-buffers --tfn-cache-large-buffers | FileCheck %s --check-prefix=TWICE
+// RUN: tfn-opt %s --split-input-file --tfn-cache-large-buffers | FileCheck %s
+// RUN: tfn-opt %s --split-input-file --tfn-cache-large-buffers --tfn-cache-large-buffers | FileCheck %s --check-prefix=TWICE
+// RUN: tfn-opt %s --split-input-file --tfn-cache-large-buffers | FileCheck %s --check-prefix=SHARED
 // Each malloc and free call becomes, where it is, a call of a (hidden) routing function that branches on the function
 // its hook global holds (weak globals, zero at load: the runtime sets them to its buffer cache): non-null, an indirect
 // call of it; null, the direct call (the k-th malloc call stays the k-th, as tfn-return-on-failed-alloc counts them).
@@ -50,5 +51,39 @@ llvm.func @f(%n: i64) -> !llvm.ptr {
 }
 llvm.func @g(%p: !llvm.ptr) {
   llvm.call @free(%p) : (!llvm.ptr) -> ()
+  llvm.return
+}
+
+// -----
+// The malloc of a buffer an in-place all-reduce helper takes (the allocated pointer of its memref descriptor) is
+// routed through tfn_shared_malloc_routed, which branches on tfn_shared_malloc_hook (the shared-memory arena of a
+// job on one machine); the other malloc and every free (a failed allocation's way out too) as above.
+// SHARED-DAG: llvm.mlir.global weak @tfn_shared_malloc_hook() {addr_space = 0 : i32} : !llvm.ptr
+// SHARED-LABEL: llvm.func @h
+// SHARED-NEXT: %[[P:.*]] = llvm.call @tfn_shared_malloc_routed(%arg0) : (i64) -> !llvm.ptr
+// SHARED-NEXT: %[[OTHER:.*]] = llvm.call @tfn_malloc_routed(%arg0) : (i64) -> !llvm.ptr
+// SHARED: llvm.call @tfn_mpi_inplace_sum_4xf32
+// SHARED-NEXT: llvm.call @tfn_free_routed(%[[P]]) : (!llvm.ptr) -> ()
+// SHARED-NEXT: llvm.call @tfn_free_routed(%[[OTHER]]) : (!llvm.ptr) -> ()
+// SHARED-LABEL: llvm.func hidden @tfn_shared_malloc_routed(%arg0: i64) -> !llvm.ptr
+// SHARED: llvm.mlir.addressof @tfn_shared_malloc_hook : !llvm.ptr
+// SHARED: llvm.call @malloc(%arg0) : (i64) -> !llvm.ptr
+llvm.func @malloc(i64) -> !llvm.ptr
+llvm.func @free(!llvm.ptr)
+llvm.func @tfn_mpi_inplace_sum_4xf32(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+llvm.func @h(%n: i64) {
+  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  %other = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  %c0 = llvm.mlir.constant(0 : index) : i64
+  %c1 = llvm.mlir.constant(1 : index) : i64
+  %c4 = llvm.mlir.constant(4 : index) : i64
+  %0 = llvm.mlir.poison : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %1 = llvm.insertvalue %p, %0[0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %2 = llvm.insertvalue %p, %1[1] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %3 = llvm.extractvalue %2[0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %4 = llvm.extractvalue %2[1] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  llvm.call @tfn_mpi_inplace_sum_4xf32(%3, %4, %c0, %c4, %c1) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+  llvm.call @free(%p) : (!llvm.ptr) -> ()
+  llvm.call @free(%other) : (!llvm.ptr) -> ()
   llvm.return
 }

@@ -37,8 +37,11 @@ def train(kind, out):
         m, rank = model(kind), 0
     x, y = data(kind)
     history = m.fit(x, y, batch_size=25, epochs=2, verbose=0)  # 100 rows: 4 global batches of 25 (13 + 12 rows)
+    from tfn.runtime import shared_allreduce
+
     np.savez(f"{out}.{rank}.npz", loss=np.array(history.history["loss"]),
              **{f"w{i}": w.numpy() for i, w in enumerate(m.weights)})
+    np.save(f"{out}.{rank}.shared.npy", np.array(shared_allreduce.stats()))  # (tried, done) shared-memory sums
     if rank == 0:
         step = m._steps["train_step"]
         print(step.experimental_get_compiler_ir(*[tfn.constant(a[:13]) for a in data(kind)])("tfn"))
