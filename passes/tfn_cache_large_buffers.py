@@ -99,7 +99,7 @@ def run(module_op):
             continue  # an unexpected signature (not what finalize-memref-to-llvm declares): left alone
         routed.append((callee, hook, routing))
     body = module_op.regions[0].blocks[0]
-    for callee, hook, routing in routed:
+    for callee, _, routing in routed:
         ir.SymbolTable.replace_all_symbol_uses(callee, routing, module_op)  # (before the routing functions exist)
     if any(callee == "malloc" for callee, _, _ in routed) and _shared_mallocs(module_op, body):
         routed.append(("malloc", *SHARED_MALLOC))
