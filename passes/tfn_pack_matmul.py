@@ -9,8 +9,8 @@ than MIN_TASK_FLOPS, taken one at a time by the calling thread and the workers (
 busy with another process slows the contraction by its share only.
 The register tile MR x NR follows the options `vector-bits` and `vector-registers` (defaults: the target's,
 passes/target.py): see Tiles.for_target; a product with no more output columns than one vector holds gets panels
-of one vector (for_columns), and with 16 registers a product whose rows 4 divides but 6 does not gets 4-row tiles
-(for_rows).
+of one vector (for_columns), and with 16 registers a product whose rows 2 divides but 6 does not gets 6-row tiles
+and one tail tile of 2 or 4 rows (row_tail), or 4-row tiles when its rows are split among the workers (for_rows).
 A convolution is computed one output row (n, oh) at a time, so that the row stays in cache while all KH x KW taps
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
@@ -96,7 +96,7 @@ def for_rows(t, m):
     zero-padded matrix on every call nor C sliced out of a padded one. Measured on one core (AVX2 code, AMD EPYC,
     interleaved with NumPy's OpenBLAS Haswell kernel): 4 x 16 and 6 x 16 ran equally fast on 256^3 (104-108
     GFLOP/s) and 1024^3 (76-81), while the padded copies of A and C (256 KiB each at 256^3) run on the calling
-    thread alone, outside the split."""
+    thread alone, outside the split. Used where row_tail is not: when the worker split cuts the rows."""
     return dataclasses.replace(t, mr=4) if t.mr == 6 and m % 6 and m % 4 == 0 else t
 
 
@@ -106,8 +106,9 @@ def row_tail(t, m):
     (tfn-vectorize-kernels), so that most of it runs on 6 x 16 tiles (12 accumulators: enough independent FMAs to
     cover their latency) and neither is A copied into a zero-padded matrix nor C sliced out of a padded one (what
     for_rows avoids with 4-row tiles, whose 8 accumulators leave no slack). Measured on one core (AVX2 code, AMD
-    EPYC, interleaved single calls, same process): 240^3 on 6 x 16 tiles 100-102 GFLOP/s against 94 on 4 x 16;
-    NumPy's OpenBLAS Haswell kernel 103-106."""
+    EPYC, medians of interleaved single calls in one process): 240^3 (6 divides it) 100-102 GFLOP/s on 6 x 16
+    tiles against 94 on 4 x 16; 256^3 104.3 (252 + 4 rows) against 100.8 (4 x 16), 1024^3 95.7 against 88.0;
+    NumPy's OpenBLAS Haswell kernel on one thread 103-107 in the same runs."""
     return (m - m % 6, m % 6) if t.mr == 6 and m % 6 and m % 2 == 0 and m > 6 else None
 
 
