@@ -17,9 +17,10 @@
 // CHECK: vector.contract
 // CHECK-NOT: vector<{{[0-9][0-9][0-9]+}}
 // CHECK: return
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=1' --tfn-vectorize-kernels | FileCheck %s --check-prefix=AVX2
-// With 16 registers (AVX2) M = 100 is split along its rows: rows 0-95 in 6x16 register tiles, rows 96-99 in one 4x16
-// tile, each accumulator tile kept in registers across its k loop; A is not padded in M, nor C sliced.
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=1 min-parallel-flops=1000000' --tfn-vectorize-kernels | FileCheck %s --check-prefix=AVX2
+// With 16 registers (AVX2) a product of at least min-parallel-flops with M = 100 is split along its rows: rows
+// 0-95 in 6x16 register tiles, rows 96-99 in one 4x16 tile, each accumulator tile kept in registers across its k
+// loop; A is not padded in M, nor C sliced.
 // AVX2-LABEL: func.func @matmul
 // AVX2: tensor.pad %{{.*}} low[0, 0] high[0, 2]
 // AVX2: tensor.extract_slice %{{.*}}[0, 0, 0] [96, 9, 16] [1, 1, 1] : tensor<100x9x16xf32> to tensor<96x9x16xf32>
