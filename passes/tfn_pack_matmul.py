@@ -418,7 +418,8 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
     tail, split = row_tail(t, m) if big else None, None
     if tail is not None:
         split = _split(batch + [m, np_ // t.nr, t.nr], kp, t)
-        if split is not None and split[nb]:  # rows cut among the workers: 4-row tiles (for_rows) or padding
+        if t.workers > 1 and (split is None or split[nb]):
+            # no split by batches or panels: the rows are cut among the workers, in 4-row tiles (for_rows) or padded
             tail = None
     if tail is None:
         t = for_rows(t, m)

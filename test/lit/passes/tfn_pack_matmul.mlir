@@ -342,3 +342,14 @@ func.func @not_recognised(%a: tensor<4x128x128xf32>, %b: tensor<4x128x128xf32>, 
   } -> tensor<128x128xf32>
   return %2, %3, %6 : tensor<4x128x128xf32>, tensor<4x128x128xf32>, tensor<128x128xf32>
 }
+
+// 3 panels of B do not split in two: the rows are cut among the workers, in 4-row tiles (no 6-row tiles with a tail)
+// AVX2-LABEL: func.func @matmul_rows
+// AVX2: tfn.kernel = "contract", tfn.split = array<i64: 64, 0, 0, 0>, tfn.tiles = [array<i64: 64, 3, 512, 0>, array<i64: 4, 1, 4, 0>]}
+func.func @matmul_rows(%a: tensor<128x512xf32>, %b: tensor<512x48xf32>) -> tensor<128x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x48xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x512xf32>, tensor<512x48xf32>) outs(%1 : tensor<128x48xf32>) -> tensor<128x48xf32>
+  return %2 : tensor<128x48xf32>
+}
