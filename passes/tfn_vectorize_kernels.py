@@ -84,11 +84,27 @@ def _contract_lines(i, tiles, split, fused):
     # canonicalization below while its handle is still wanted for hoisting: do not tile k at level 2 then.
     single_k = tiles[1][nb + 2] == tiles[0][nb + 2]
     reg = tiles[1][:nb + 2] + [0, tiles[1][nb + 3]] if single_k else tiles[1]
-    text1, t1, _ = _tile(handle, tiles[0], f"t1_{i}", batch + [nb + 1, nb + 2, nb, nb + 3])
-    text2, t2, loops = _tile(t1, reg, f"t2_{i}", batch + [nb + 1, nb, nb + 2, nb + 3])
-    # loops of level 2: j, m, k; keep the accumulator tile in registers across the k loop
-    hoist = [] if single_k else [f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
-    return lines + [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"], hoist
+    parts = [(handle, tiles[0], reg, "")]
+    if len(tiles) > 2:
+        # rows [0, main) in register tiles of reg's rows, the last `tail` rows in one tile of their own
+        # (tfn-pack-matmul's row_tail): the op is split along m first, then each part is tiled
+        main, tail = tiles[2]
+        lines += [f"%sp{i} = transform.structured.split {handle} after {main} {{dimension = {nb}}} : {_ANY}",
+                  f"%mn{i}, %tl{i} = transform.split_handle %sp{i} : ({_ANY}) -> ({_ANY}, {_ANY})"]
+        parts = [(f"%mn{i}", tiles[0], reg, ""),
+                 (f"%tl{i}", _with(tiles[0], nb, tail), _with(reg, nb, tail), "t")]
+    hoist = []
+    for part, level1, level2, suffix in parts:
+        text1, t1, _ = _tile(part, level1, f"t1_{i}{suffix}", batch + [nb + 1, nb + 2, nb, nb + 3])
+        text2, t2, loops = _tile(t1, level2, f"t2_{i}{suffix}", batch + [nb + 1, nb, nb + 2, nb + 3])
+        lines += [text1, text2, f"transform.structured.vectorize {t2} : {_ANY}"]
+        # loops of level 2: j, m, k; keep the accumulator tile in registers across the k loop
+        hoist += [] if single_k else [f"transform.loop.hoist_loop_invariant_subsets {loops}#2 : {_ANY}"]
+    return lines, hoist
+
+
+def _with(sizes, d, value):
+    return [value if k == d else s for k, s in enumerate(sizes)]
 
 
 def _schedule_op(i, kind, tiles, split=None, fused=()):

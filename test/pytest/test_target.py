@@ -116,7 +116,7 @@ def _reference(a, b, x, w, v, r, ba, bb, rgb, rgb_w, narrow, narrow_w):
 
 
 def _arrays():
-    shapes = ((200, 150), (150, 100), (1, 20, 24, 8), (3, 3, 8, 40), (5, 3000), (6, 5000), (4, 64, 96), (4, 96, 80),
+    shapes = ((260, 256), (256, 256), (1, 20, 24, 8), (3, 3, 8, 40), (5, 3000), (6, 5000), (4, 64, 96), (4, 96, 80),
               (1, 34, 34, 3), (3, 3, 3, 16), (2, 40, 40, 16), (3, 3, 16, 8))
     return [(RNG.random(s, dtype=np.float32) - 0.5) for s in shapes]
 
@@ -175,10 +175,12 @@ def test_avx2_and_avx512_code_agree(monkeypatch):
         irs[level] = f.get_concrete_function(*arrays).ir("bufferized")
     for got, want in zip(results["avx2"], results["avx512"]):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
-    # register tiles MR x 1 panel x NR: 8 x 32 (AVX-512), 6 x 16 (AVX2), and panels of one vector for the
+    # register tiles MR x 1 panel x NR: 8 x 32 (AVX-512), 6 x 16 (AVX2; the 260-row matmul, big enough to be split
+    # over the workers, has its last 2 rows in a tail tile of their own), and panels of one vector for the
     # convolution to 8 filters; elementwise chains four registers wide
     assert "vector<8x1x32xf32>" in irs["avx512"] and "vector<8x1x16xf32>" in irs["avx512"]
     assert "vector<6x1x16xf32>" in irs["avx2"] and "vector<6x1x8xf32>" in irs["avx2"]
+    assert "vector<2x4xf32>, vector<1x4x16xf32>" in irs["avx2"]
     assert "x1x32xf32>" not in irs["avx2"]
     assert "vector<64xf32>" in irs["avx512"] and "vector<64xf32>" not in irs["avx2"]
 

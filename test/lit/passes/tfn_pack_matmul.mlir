@@ -2,8 +2,10 @@
 // RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s --check-prefix=AVX2
 // RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
 // The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
-// 16 wide (two vectors) and the register tile 6 rows, or 4 when 4 divides M and 6 does not (M = 100 here: A is
-// padded in K only); with one worker nothing is split. The small products here
+// 16 wide (two vectors) and the register tile 6 rows; when 6 does not divide M but 2 does, a product of at least
+// min-parallel-flops gets 6-row tiles and one tail tile of the last M % 6 rows (a third tile list: @matmul_split's
+// 60 + 4 rows), a smaller one 4-row tiles when 4 divides M (@matmul's 100 rows); A is padded in K only either way;
+// with one worker nothing is split. The small products here
 // are split because min-parallel-flops is lowered to 2 x 128^3 (the default, 2 x 256^3, keeps them on one thread).
 // AVX2-LABEL: func.func @matmul
 // AVX2: tensor.pad %{{.*}} low[0, 0] high[2, 14]
@@ -11,7 +13,7 @@
 // AVX2: tensor.pad %{{.*}} low[0, 0] high[0, 2]
 // AVX2: tfn.kernel = "contract", tfn.tiles = [array<i64: 100, 9, 72, 0>, array<i64: 4, 1, 4, 0>]
 // AVX2-LABEL: func.func @matmul_split
-// AVX2: tfn.kernel = "contract", tfn.split = array<i64: 0, 8, 0, 0>
+// AVX2: tfn.kernel = "contract", tfn.split = array<i64: 0, 8, 0, 0>, tfn.tiles = [array<i64: 60, 8, 128, 0>, array<i64: 6, 1, 4, 0>, array<i64: 60, 4>]
 // ONE-NOT: tfn.split
 // ONE-NOT: scf.forall
 // RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 min-parallel-flops=4194304' | FileCheck %s --check-prefix=TASKS
@@ -339,4 +341,15 @@ func.func @not_recognised(%a: tensor<4x128x128xf32>, %b: tensor<4x128x128xf32>, 
     linalg.yield %s : f32
   } -> tensor<128x128xf32>
   return %2, %3, %6 : tensor<4x128x128xf32>, tensor<4x128x128xf32>, tensor<128x128xf32>
+}
+
+// 3 panels of B do not split in two: the rows are cut among the workers, in 4-row tiles (no 6-row tiles with a tail)
+// AVX2-LABEL: func.func @matmul_rows
+// AVX2: tfn.kernel = "contract", tfn.split = array<i64: 64, 0, 0, 0>, tfn.tiles = [array<i64: 64, 3, 512, 0>, array<i64: 4, 1, 4, 0>]}
+func.func @matmul_rows(%a: tensor<128x512xf32>, %b: tensor<512x48xf32>) -> tensor<128x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x48xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x512xf32>, tensor<512x48xf32>) outs(%1 : tensor<128x48xf32>) -> tensor<128x48xf32>
+  return %2 : tensor<128x48xf32>
 }

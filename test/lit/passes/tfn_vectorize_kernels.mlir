@@ -17,6 +17,20 @@
 // CHECK: vector.contract
 // CHECK-NOT: vector<{{[0-9][0-9][0-9]+}}
 // CHECK: return
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=1 min-parallel-flops=1000000' --tfn-vectorize-kernels | FileCheck %s --check-prefix=AVX2
+// With 16 registers (AVX2) a product of at least min-parallel-flops with M = 100 is split along its rows: rows
+// 0-95 in 6x16 register tiles, rows 96-99 in one 4x16 tile, each accumulator tile kept in registers across its k
+// loop; A is not padded in M, nor C sliced.
+// AVX2-LABEL: func.func @matmul
+// AVX2: tensor.pad %{{.*}} low[0, 0] high[0, 2]
+// AVX2: tensor.extract_slice %{{.*}}[0, 0, 0] [96, 9, 16] [1, 1, 1] : tensor<100x9x16xf32> to tensor<96x9x16xf32>
+// AVX2: scf.for {{.*}} to %c96 step %c6
+// AVX2: scf.for {{.*}} to %c72 step %c4 {{.*}} -> (tensor<96x9x16xf32>, vector<6x1x16xf32>)
+// AVX2: vector.contract {{.*}} : vector<6x4xf32>, vector<1x4x16xf32> into vector<6x1x16xf32>
+// AVX2: tensor.extract_slice %{{.*}}[96, 0, 0] [4, 9, 16] [1, 1, 1] : tensor<100x9x16xf32> to tensor<4x9x16xf32>
+// AVX2: scf.for {{.*}} to %c72 step %c4 {{.*}} -> (tensor<4x9x16xf32>, vector<4x1x16xf32>)
+// AVX2: vector.contract {{.*}} : vector<4x4xf32>, vector<1x4x16xf32> into vector<4x1x16xf32>
+// AVX2: return
 func.func @matmul(%a: tensor<100x70xf32>, %b: tensor<70x130xf32>) -> tensor<100x130xf32> {
   %cst = arith.constant 0.0 : f32
   %0 = tensor.empty() : tensor<100x130xf32>
