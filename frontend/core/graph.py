@@ -127,39 +127,16 @@ class FuncGraph:
         self._ip = ir.InsertionPoint(self._block)
 
     # The MLIR of the trace: asking for any of these builds the MLIR of a recorded trace.
-    @property
-    def ctx(self):
+    ctx = property(lambda self: self._built("_ctx"))
+    module = property(lambda self: self._built("_module"))
+    func = property(lambda self: self._built("_func"))
+    block = property(lambda self: self._built("_block"))
+    ip = property(lambda self: self._built("_ip"), lambda self, value: setattr(self, "_ip", value))
+
+    def _built(self, field):
         if self._recorded is not None:
             self.materialize()
-        return self._ctx
-
-    @property
-    def module(self):
-        if self._recorded is not None:
-            self.materialize()
-        return self._module
-
-    @property
-    def func(self):
-        if self._recorded is not None:
-            self.materialize()
-        return self._func
-
-    @property
-    def block(self):
-        if self._recorded is not None:
-            self.materialize()
-        return self._block
-
-    @property
-    def ip(self):
-        if self._recorded is not None:
-            self.materialize()
-        return self._ip
-
-    @ip.setter
-    def ip(self, value):
-        self._ip = value
+        return getattr(self, field)
 
     @property
     def recorded(self):
