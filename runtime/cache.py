@@ -13,7 +13,16 @@ import sys
 import tempfile
 
 from tfn.runtime import toolchain
-from tfn.runtime.cachedir import cache_dir, open_trusted, private_dir, read_fd, read_trusted, write_atomic
+from tfn.runtime.cachedir import (
+    cache_dir,
+    open_trusted,
+    private_dir,
+    read_fd,
+    read_memo,
+    read_trusted,
+    write_atomic,
+    write_memo,
+)
 from tfn.runtime.digest import sha256
 
 ARTIFACT_MAX_BYTES = 1 << 30  # a larger entry is refused (a loop device or a planted giant is not read)
@@ -141,32 +150,20 @@ def lookup(k):
 
 
 def lookup_alias(alias):
-    """The verified Artifact whose key the entry `<alias>.alias` names (written by store_alias), or None."""
-    d = cache_dir()
-    if d is None:
-        return None
-    text = read_trusted(os.path.join(d, alias + ".alias"), _SIG_MAX_BYTES)
-    if text is None:
-        return None
-    k = text.decode("ascii", "replace").strip()
-    if len(k) != 64 or any(c not in "0123456789abcdef" for c in k):  # (a damaged entry is a miss)
+    """The verified Artifact whose key the memo `alias-<alias>` names (written by store_alias), or None."""
+    k = read_memo(_ALIAS + alias)
+    if k is None or len(k) != 64 or any(c not in "0123456789abcdef" for c in k):  # (a damaged entry is a miss)
         return None
     return lookup(k)
 
 
 def store_alias(alias, k):
-    """Let `alias` find the artifact of key k (an entry of a few bytes; a dangling one is a miss)."""
-    d = cache_dir()
-    if d is None:
-        return
-    path = os.path.join(d, alias + ".alias")
-    if read_trusted(path, _SIG_MAX_BYTES) == k.encode():
-        return
-    try:
-        private_dir(d)
-        write_atomic(d, alias + ".alias", k.encode())
-    except OSError:  # an unwritable cache: no alias
-        pass
+    """Let `alias` find the artifact of key k (a memo of a few bytes; a dangling one is a miss)."""
+    if read_memo(_ALIAS + alias) != k:
+        write_memo(_ALIAS + alias, k)
+
+
+_ALIAS = "alias-"  # the memos naming an artifact's key by another key (a recorded trace's)
 
 
 def open_built(built_path):
@@ -259,11 +256,11 @@ def _evict(d, cap):
                 os.unlink(os.path.join(d, k + suffix))
             except OSError:
                 pass
-        removed.add(k.encode())
+        removed.add(k)
         size -= s
     if removed:  # the aliases of what went (store_alias)
         for name in os.listdir(d):
-            if name.endswith(".alias") and read_trusted(os.path.join(d, name), _SIG_MAX_BYTES) in removed:
+            if name.startswith(_ALIAS) and name.endswith(".memo") and read_memo(name[:-len(".memo")]) in removed:
                 try:
                     os.unlink(os.path.join(d, name))
                 except OSError:
