@@ -104,8 +104,8 @@ class FuncGraph:
         self._scope_of = {}  # id(tensor) -> (weakref, Scope) for tensors made inside a region
         self.placement = None  # the runtime Device a tfn.function placed on a GPU is traced for (core/device_scope.py)
         self.forced_location = None  # set while a tape emits the backward ops of a forward op: that op's location
-        self._locations = {}  # (code object, instruction offset) -> its ir.Location (see location())
-        self._positions = {}  # the same -> its (file, line, col), while the trace is recorded (see _position())
+        self._positions = {}  # (code object, instruction offset) -> its (file, line, col) (see _position())
+        self._locations = {}  # (file, line, col) -> its ir.Location (see _location_at())
         self.output_types = None  # the TensorTypes of the function's results, once finished
         self._outputs = None  # the symbolic tensors returned, while the trace is only recorded
         self._entries = []  # per open `with` of this graph: whether it entered the MLIR context
@@ -181,7 +181,7 @@ class FuncGraph:
         with self._ctx, ir.Location.unknown() as unknown:
             for t in self.inputs:
                 t._ir = self._block.add_argument(t._type.to_mlir(), unknown)
-            locations, ip, names, create = {}, self._ip, self._new_names, ir.Operation.create
+            ip, names, create, location_at = self._ip, self._new_names, ir.Operation.create, self._location_at
             dense = attr_codec.dense_attr
             for opdef, operands, attr_values, result_types, position, name, results in recorded:
                 attributes = None
@@ -189,9 +189,7 @@ class FuncGraph:
                     attributes = {"value": dense(*attr_values["value"])}
                 elif opdef.attrs:
                     attributes = {n: attr_codec.to_mlir(k, attr_values.get(n)) for n, k in opdef.attrs.items()}
-                loc = locations.get(position)
-                if loc is None:
-                    loc = locations[position] = unknown if position is None else ir.Location.file(*position)
+                loc = location_at(position)
                 op = create(opdef.full_name, results=[t._shared_mlir or t.to_mlir() for t in result_types],
                             operands=[o._ir for o in operands], attributes=attributes, loc=loc, ip=ip)
                 names.append((op, name))
@@ -229,20 +227,20 @@ class FuncGraph:
             self.materialize()
         if self.forced_location is not None:  # a tape emitting the backward ops of a forward op
             return self.forced_location
-        f = user_frame(3)  # from the caller's caller: this method's callers are tfn's
-        if f is None:
-            return ir.Location.unknown()
-        # One location per code position: an op and the constants of its Python operands share it, and a loop
-        # traced many times emits ops at the same few positions.
-        key = (f.f_code, f.f_lasti)
-        loc = self._locations.get(key)
+        return self._location_at(self._position())
+
+    def _location_at(self, position):
+        """The ir.Location of a `(file, line, col)` (None: unknown location), one per position: an op and the
+        constants of its Python operands share it, and a loop traced many times emits ops at the same few."""
+        loc = self._locations.get(position)
         if loc is None:
-            loc = self._locations[key] = ir.Location.file(*frame_position(f))
+            loc = self._locations[position] = ir.Location.unknown() if position is None else \
+                ir.Location.file(*position)
         return loc
 
     def _position(self):
-        """location() of a recorded trace: the user's `(file, line, col)`, or None."""
-        f = user_frame(3)
+        """The user's `(file, line, col)` running now, or None (one frame_position per code position)."""
+        f = user_frame(3)  # (the frames skipped are tfn's: this method's callers and theirs)
         if f is None:
             return None
         key = (f.f_code, f.f_lasti)
@@ -348,10 +346,7 @@ class FuncGraph:
 
     def _record(self, opdef, operands, attr_values, result_types):
         """emit() of a recorded trace: the op noted, its results symbolic tensors without MLIR values yet."""
-        base = self.name_scope + opdef.name  # unique_name
-        n = self._names.get(base, 0)
-        self._names[base] = n + 1
-        name = base if n == 0 else f"{base}_{n}"
+        name = self.unique_name(self.name_scope + opdef.name)
         if len(result_types) == 1:
             results = [SymbolicTensor(None, result_types[0], self, name + ":0")]
         else:
