@@ -9,11 +9,14 @@ memory as DeviceBuffers until the caller copies them out.
 - A CUDA GPU: the host code of the compiled function (gpu-to-llvm) takes memref descriptors of device memory,
   launches the kernels through libmlir_cuda_runtime.so and returns results it allocated with `gpu.alloc`.
 """
+import _ctypes
+import atexit
 import ctypes
+import os
 
 import numpy as np
 
-from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 from tfn.runtime import cuda_driver, devices
 from tfn.runtime.executable import descriptor_type
 
@@ -55,12 +58,36 @@ class DeviceExecutable:
                                        f"{np.dtype(dtype).name} of shape {list(shape)}")
 
 
+# The compiled GPU libraries this process loaded (paths), closed at interpreter exit (_close_libraries).
+_LIBRARIES = set()
+_EXITING = []
+
+
+def _close_libraries():
+    """Unload the compiled GPU libraries while the CUDA driver still runs: unloading one runs its destructor, which
+    unloads its kernels' module (mgpuModuleUnload). Left to the C library's exit, the destructors would run after
+    the driver's own teardown and each would print "'cuModuleUnload(module)' failed". Every handle on a library is
+    closed (the link check of runtime/compiler.py keeps one open too): while RTLD_NOLOAD still finds it loaded."""
+    _EXITING.append(True)
+    for path in _LIBRARIES:
+        for _ in range(64):
+            try:
+                handle = _ctypes.dlopen(path, os.RTLD_NOW | os.RTLD_NOLOAD)
+            except OSError:
+                break  # unloaded
+            _ctypes.dlclose(handle)  # the reference RTLD_NOLOAD took
+            _ctypes.dlclose(handle)  # one of the others
+
+
 class _CudaCall:
     """The C interface of a compiled GPU function over memref descriptors of device memory."""
 
     def __init__(self, so_path, symbol, in_types, out_types):
         cuda_driver.runtime()  # mgpu* and the driver in the global scope before the library binds to them
         self.lib = ctypes.CDLL(so_path)
+        if not _LIBRARIES:
+            atexit.register(_close_libraries)  # runs before the C library's exit handlers (the driver's teardown)
+        _LIBRARIES.add(so_path)
         self.in_desc = [descriptor_type(t.rank) for t in in_types]
         self.out_np = [np.dtype(t.dtype.np) for t in out_types]
         fields = [(f"r{i}", descriptor_type(t.rank)) for i, t in enumerate(out_types)]
@@ -70,6 +97,9 @@ class _CudaCall:
         self.fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(fptr)
 
     def __call__(self, device, bufs):
+        if _EXITING:
+            raise FailedPreconditionError("a GPU function was called after the interpreter began to exit (its "
+                                          "compiled library is closed)")
         cuda = cuda_driver.runtime()
         cuda.select(device.index)
         descs = []

@@ -1,6 +1,8 @@
 """Execution on a real CUDA GPU: compiled kernels loaded through MLIR's CUDA runtime wrappers, results kept in
 device memory until `.numpy()`, device memory freed. Marked `gpu`: skipped (conftest.py) where none is visible."""
 import gc
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -48,3 +50,14 @@ def test_results_stay_on_the_gpu_and_memory_is_freed():
     del r
     gc.collect()
     assert tfn.config.experimental.get_memory_info("GPU:0")["current"] == before
+
+
+def test_exit_after_gpu_work_is_quiet():
+    """The compiled libraries unload their kernels before the driver's teardown: no error lines at exit."""
+    code = ("import numpy as np, tfn\n"
+            "f = tfn.function(lambda x: x + 1.0, jit_device='GPU:0')\n"
+            "print(f(np.ones(3, np.float32)).numpy())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[2. 2. 2.]"
+    assert proc.stderr == ""
