@@ -23,6 +23,11 @@
 // TASKS: tfn.split = array<i64: 0, 4, 0, 0>
 // TASKS-LABEL: func.func @matmul_tasks
 // TASKS: tfn.split = array<i64: 0, 2, 0, 0>
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=16 min-parallel-flops=4194304' | FileCheck %s --check-prefix=WIDE
+// Fewer tasks than workers when the work is small: with 16 workers, 2 * 64 * 256 * 128 flops are two tasks of 4
+// panels (16 workers would not divide the 8 panels: the product would stay on one thread).
+// WIDE-LABEL: func.func @matmul_split
+// WIDE: tfn.split = array<i64: 0, 4, 0, 0>
 
 // A large static f32 matmul: A padded to 104x72 (MR = 8, KR = 4), B padded to 72x160 and packed into 32-wide
 // panels (tile sizes: cache level, then register level), one tagged contraction over the panels, then collapsed and sliced back to 100x130.
