@@ -52,6 +52,11 @@ def _squeeze_grad(op, g):
     return g
 
 
+@gradient(ops.check)
+def _check_grad(op, g):
+    return (g,) + (None,) * (len(op.inputs) - 1)
+
+
 @gradient(ops.broadcast_to)
 def _broadcast_to_grad(op, g):
     return unbroadcast(g, op.inputs[0])

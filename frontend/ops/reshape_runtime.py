@@ -3,7 +3,7 @@
 The rank must be known while tracing (a list of sizes, or a 1-D shape tensor of known length); each size may be
 a Python int or a scalar tensor, one may be -1 (also at run time). The result gathers the row-major elements of
 `x` with an index tensor made by broadcasting one tfn.range per dim; a shape whose element count is not `x`'s
-raises InvalidArgumentError when the function runs (an out-of-range gather index names the count).
+raises InvalidArgumentError when the function runs, in TF's words (a tfn.check on the result).
 """
 import numpy as np
 
@@ -47,6 +47,19 @@ def _dims(shape):
     return dims
 
 
+def _check(x, ok, message, *details):
+    """`x`, once the scalar bool `ok` holds when the function runs; else InvalidArgumentError with `message`, the
+    run-time values of `details` put in ({0}, {1}, ...)."""
+    details = [convert_to_tensor(cast(d, dtypes.int64) if isinstance(d, TensorBase) else np.int64(d), dtypes.int64)
+               for d in details]
+    return apply("check", [x, convert_to_tensor(ok, dtypes.bool), *details], {"message": message})
+
+
+def _shape_text(dims):
+    """`[{0},{1},...]`: a message's placeholders for the sizes of a run-time shape."""
+    return "[" + ",".join(f"{{{i}}}" for i in range(len(dims))) + "]"
+
+
 def _product(values):
     out = 1
     for v in values:
@@ -56,28 +69,38 @@ def _product(values):
 
 def reshape_runtime(x, shape):
     """`x` reshaped to `shape`, a shape with sizes computed at run time."""
-    dims = _dims(shape)
+    dims = given = _dims(shape)
     count = size(x)
     known_sizes = [where(d < 0, 1, d) if isinstance(d, TensorBase) else (1 if d == -1 else d) for d in dims]
     inferred = count // convert_to_tensor(_product(known_sizes), dtypes.int32)
     dims = [where(d < 0, inferred, d) if isinstance(d, TensorBase) else (inferred if d == -1 else d) for d in dims]
     total = convert_to_tensor(_product(dims), dtypes.int32)
-    # Every index is out of range when the element counts differ: gather reports it when the function runs.
-    index = where(total == count, 0, count)
+    fits = total == count
+    index = convert_to_tensor(0, dtypes.int32)
     for axis, d in enumerate(dims):
         line = convert_to_tensor(np.arange(d, dtype=np.int32)) if isinstance(d, int) else \
             apply("range", [convert_to_tensor(0, dtypes.int32), d, convert_to_tensor(1, dtypes.int32)])
         along = [1] * len(dims)
         along[axis] = -1
         index = index + apply("reshape", [line * _product(dims[axis + 1:])], {"shape": tuple(along)})
-    return gather(apply("reshape", [x], {"shape": (-1,)}), index)
+    index = where(fits, index, 0)  # (every index in range: the checks below report a bad shape)
+    out = gather(apply("reshape", [x], {"shape": (-1,)}), index)
+    # TF's two messages: with a -1 among the sizes (known now, or only when the function runs), and without
+    message = "Input to reshape is a tensor with {0} values, but the requested shape "
+    inferring = convert_to_tensor(-1 in [d for d in given if isinstance(d, int)])
+    for d in given:
+        if isinstance(d, TensorBase):
+            inferring = inferring | (d < 0)
+    out = _check(out, fits | inferring, message + "has {1} [Op:Reshape]", count, total)
+    return _check(out, fits | ~inferring, message + "requires a multiple of {1} [Op:Reshape]", count,
+                  _product(known_sizes))
 
 
 def broadcast_to_runtime(x, shape):
     """`x` broadcast to `shape`, a shape with sizes computed at run time (`x`'s own shape must be static).
 
-    Each output element gathers the element of `x` it repeats; where a size is neither 1 nor `x`'s dim there,
-    every index is out of range and the gather reports it when the function runs."""
+    Each output element gathers the element of `x` it repeats; where a size is neither 1 nor `x`'s dim there, the
+    result's check reports it when the function runs, in TF's words."""
     if None in x._shape:
         raise TypeError(f"BroadcastTo: to broadcast to a run-time shape, the input's shape must be known when the "
                         f"function is traced, got {x.shape}")
@@ -85,7 +108,6 @@ def broadcast_to_runtime(x, shape):
     if len(dims) < x.ndim:
         raise ValueError(f"BroadcastTo: the shape {shape!r} has fewer dims than the input's {x.shape}")
     src = [1] * (len(dims) - x.ndim) + list(x._shape)
-    count = int(np.prod(x._shape, dtype=np.int64))
     fits = convert_to_tensor(True)
     index = convert_to_tensor(0, dtypes.int32)
     for axis, (d, s) in enumerate(zip(dims, src)):
@@ -101,5 +123,8 @@ def broadcast_to_runtime(x, shape):
         along = [1] * len(dims)
         along[axis] = -1
         index = index + apply("reshape", [line], {"shape": tuple(along)})
-    index = index + where(fits, 0, count)
-    return gather(apply("reshape", [x], {"shape": (-1,)}), index)
+    index = where(fits, index, 0)  # (every index in range: the check below reports a bad shape)
+    out = gather(apply("reshape", [x], {"shape": (-1,)}), index)
+    source = "[" + ",".join(str(s) for s in x._shape) + "]"
+    message = f"Unable to broadcast tensor of shape {source} to tensor of shape {_shape_text(dims)} [Op:BroadcastTo]"
+    return _check(out, fits, message, *dims)

@@ -41,16 +41,28 @@ def may_fail(opdef, formatter):
     FORMATTERS[opdef] = formatter
 
 
+# The attribute holding an op's error code when a pass before tfn-to-linalg erased failing ops (tfn-fold-constants):
+# the code the op had in the traced module, which describe() numbers.
+SITE = "tfn.error_site"
+
+
 def site_codes(ops):
-    """The error code of each op in `ops` (program order): its 1-based position among the failing ops, or 0."""
+    """The error code of each op in `ops` (program order): its 1-based position among the failing ops (or its
+    SITE attribute), or 0."""
     codes, n = [], 0
     for op in ops:
         if optable.lookup(op.name) in FORMATTERS:
             n += 1
-            codes.append(n)
+            attrs = op.attributes
+            codes.append(ir.IntegerAttr(attrs[SITE]).value if SITE in attrs else n)
         else:
             codes.append(0)
     return codes
+
+
+def may_fail_op(op):
+    """Whether a tfn op may report a run-time error (its op has a formatter)."""
+    return optable.lookup(op.name) in FORMATTERS
 
 
 def _module_of(op):

@@ -22,6 +22,8 @@ from tfn.passes.pipelines import PIPELINES
 INTERNAL = {"max_pool2d_grad": "max_pool2d's gradient rule emits it (TF's is tf.raw_ops.MaxPoolGrad, not in tfn)",
             "bitwise_xor": "TF's tf.bitwise namespace is not in tfn yet (tfn.random.bitwise_xor is its function)",
             "philox4x32": "tfn.random's generator calls it (TF's generators are stateful ops of another design)",
+            "check": "the run-time shape checks of tfn.reshape and tfn.broadcast_to emit it (TF's tf.debugging.Assert "
+                     "takes tensors to print, not a message with the values put in)",
             **{name: "TF has no public function: tfn.distribute's strategy and replica context call it"
                for name in ("all_reduce", "broadcast", "all_gather")}}
 COLLECTIVES = ("all_reduce", "broadcast", "all_gather")  # need MPI (the distribute extra); in one process: identity
@@ -86,6 +88,9 @@ SAMPLES = {
     "max_pool2d": (lambda x: tfn.nn.max_pool2d(x, 3, 2, "SAME"), [P]),
     "max_pool2d_grad": (lambda x, g: dispatch.apply(ops.max_pool2d_grad, [x, g], POOL),
                         [P, RNG.random((2, 3, 3, 2)).astype(np.float32)]),
+    "check": (lambda x, n: dispatch.apply(ops.check, [tfn.identity(x), tfn.convert_to_tensor(n) < 5,
+                                                      tfn.cast(n, tfn.int64)], {"message": "n = {0} is not below 5"}),
+              [F, np.int32(3)]),
     "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
     "philox4x32": (lambda c, k: tfn.random.philox4x32(c, np.int64(1), k, np.int64(2), 7),
                    [np.int64(2**40 + 3), np.int64(87654321)]),

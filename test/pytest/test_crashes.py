@@ -401,3 +401,15 @@ def test_oom_names_the_op_whose_result_the_buffer_holds():
     first, node = str(e.value).splitlines()[:2]
     assert first.startswith("OOM when allocating tensor with shape[1099511627776] and type int64"), first
     assert "{{node Range}} defined at " + __file__ in node, node
+
+
+def test_a_folded_failing_op_does_not_shift_the_error_of_a_later_one():
+    """tfn-fold-constants folds the reshape of a constant: the gather's error still names the gather and its line."""
+    def f(p, i):
+        c = tfn.reshape(tfn.constant([1.0, 2.0, 3.0, 4.0]), [2, 2])
+        return tfn.gather(p, i) + c[0, 0]  # the line the error names
+
+    line = f.__code__.co_firstlineno + 2
+    message = rf"indices\[0\] = 7 is not in \[0, 3\)(.|\n)*GatherV2(.|\n)*:{line}"
+    with pytest.raises(InvalidArgumentError, match=message):
+        tfn.function(f)(np.ones(3, np.float32), np.array([7], np.int32))

@@ -239,8 +239,19 @@ def test_dynamic_errors():
     # A symbolic shape is reshaped to when the function runs; its count must match then (TF's error class).
     reshape = tfn.function(lambda x, s: tfn.reshape(x, s))
     assert reshape(tfn.constant(X), tfn.constant([3, 2])).shape == (3, 2)
-    with pytest.raises(IAE):
+    with pytest.raises(IAE, match=r"Input to reshape is a tensor with 6 values, but the requested shape has 8 "
+                                  r"\[Op:Reshape\](.|\n)*node Assert"):
         reshape(tfn.constant(X), tfn.constant([4, 2]))
+    with pytest.raises(IAE, match=r"with 6 values, but the requested shape requires a multiple of 4 \[Op:Reshape\]"):
+        reshape(tfn.constant(X), tfn.constant([4, -1]))
+    with pytest.raises(IAE, match=r"requires a multiple of 4"):  # a -1 given as a Python int beside a tensor size
+        tfn.function(lambda x, n: tfn.reshape(x, [n, -1]))(tfn.constant(X), tfn.constant(4))
+    assert reshape(tfn.constant(X), tfn.constant([-1, 2])).shape == (3, 2)
+    broadcast = tfn.function(lambda x, s: tfn.broadcast_to(x, s))
+    assert broadcast(tfn.constant([1.0, 2.0]), tfn.constant([3, 2])).numpy().tolist() == [[1.0, 2.0]] * 3
+    with pytest.raises(IAE, match=r"Unable to broadcast tensor of shape \[2\] to tensor of shape \[3,5\] "
+                                  r"\[Op:BroadcastTo\]"):
+        broadcast(tfn.constant([1.0, 2.0]), tfn.constant([3, 5]))
     with pytest.raises(TypeError, match=r"`axis` must be known when the function is traced"):
         tfn.function(lambda x, a: tfn.expand_dims(x, a))(tfn.constant(X), tfn.constant(0))
     # Squeezing without an axis keeps dynamic dims; with the axis given, a dynamic dim may be squeezed.

@@ -408,6 +408,17 @@ func.func @gather(%x: tensor<?x4xf32>, %i: tensor<3xi32>) -> tensor<3x4xf32> {
   return %0 : tensor<3x4xf32>
 }
 
+// The checked tensor itself; a failed condition reports its details through the error channel.
+// CHECK-LABEL: func.func @check
+func.func @check(%x: tensor<3xf32>, %ok: tensor<i1>, %n: tensor<i64>) -> tensor<3xf32> {
+  // CHECK-SAME: %[[X:[^:]*]]: tensor<3xf32>
+  // CHECK: arith.cmpi eq
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: return %[[X]] : tensor<3xf32>
+  %0 = "tfn.check"(%x, %ok, %n) {message = "n = {0}"} : (tensor<3xf32>, tensor<i1>, tensor<i64>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
 // CHECK-LABEL: func.func @one_hot
 func.func @one_hot(%i: tensor<3xi32>, %on: tensor<f32>, %off: tensor<f32>) -> tensor<3x4xf32> {
   // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xf32>)
