@@ -1,4 +1,5 @@
 """Compile an LLVM-dialect module into a shared object."""
+import _ctypes
 import ctypes
 import os
 import shutil
@@ -174,7 +175,8 @@ class Link:
         """None once `so` is linked, else the driver's error message."""
         import subprocess  # start-up cost: as in __init__
 
-        if self._proc is not None and self._proc.wait() == 0 and _loads(self.so):
+        keep = cuda_driver.CUDA_RUNTIME not in self.libs
+        if self._proc is not None and self._proc.wait() == 0 and _loads(self.so, keep):
             return None
         proc = subprocess.run(driver_link_command(self.so, self.objs, self.libs), capture_output=True, text=True)
         if proc.returncode != 0:
@@ -184,13 +186,17 @@ class Link:
         return None
 
 
-def _loads(so):
-    """Whether `so` loads into this process (all its symbols bind); it stays loaded, so the Executable that opens
-    it next (under its cache name: the same file, renamed) costs nothing more."""
+def _loads(so, keep=True):
+    """Whether `so` loads into this process (all its symbols bind); with `keep` it stays loaded, so the Executable
+    that opens it next (under its cache name: the same file, renamed) costs nothing more. GPU code is closed again:
+    loading it loads its kernels (a constructor), and a library left open unloads them at exit, after the CUDA
+    driver's teardown, which prints an error (runtime/device_executable.py closes the libraries it opened)."""
     try:
-        ctypes.CDLL(so)
+        lib = ctypes.CDLL(so)
     except OSError:
         return False
+    if not keep:
+        _ctypes.dlclose(lib._handle)
     return True
 
 
