@@ -140,7 +140,7 @@ def test_a_lean_so_that_does_not_load_is_linked_again_by_the_driver(tmp_path, mo
     obj, name = _object_file(tmp_path)
     if toolchain.direct_link_command("/o.so", obj, _LIBS) is None:
         pytest.skip(f"{toolchain.linker()} does not name its linker")
-    monkeypatch.setattr(compiler, "_loads", lambda so: False)  # as if a symbol did not bind in this process
+    monkeypatch.setattr(compiler, "_loads", lambda so, keep=True: False)  # as if a symbol did not bind here
     so = tmp_path / "f.so"
     assert compiler.Link(str(so), obj, _LIBS).wait() is None
     assert "libc.so" in subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True).stdout  # driver
