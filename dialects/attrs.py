@@ -90,8 +90,8 @@ CODECS = {
 
 def key_text(kind, value):
     """The text of an attribute value in a recorded trace's key (frontend/core/record_key.py): two values with one
-    text encode as one attribute. None (`unit`, as to_mlir) for an omitted value; None for a `dense` value, whose
-    text the key makes from its bytes."""
+    text encode as one attribute. An omitted value (None) is `unit`, as to_mlir encodes it; a `dense` value has no
+    text here (None): the key writes its bytes' digest."""
     if value is None:
         return "unit"
     value_of = VALUE.get(kind)
