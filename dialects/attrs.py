@@ -57,19 +57,45 @@ def _undense(attr):
     return np.array(attr).astype(tt.dtype.np).reshape(tt.shape), tt
 
 
+# kind -> the Python value an attribute of that kind holds, made from what an op is given (a `dense` value is an
+# (array, TensorType) pair, written as is)
+VALUE = {
+    "i64": int,
+    "i64s": lambda v: [int(x) for x in v],
+    "f64": float,
+    "bool": bool,
+    "dtype": lambda v: dtypes.as_dtype(v).mlir,
+    "str": str,
+}
+
+
+def _codec(kind, build, read):
+    value = VALUE[kind]
+    return (lambda v: build(value(v))), read
+
+
 # kind -> (to_mlir(python value), from_mlir(attribute))
 CODECS = {
-    "i64": (lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
-            lambda a: ir.IntegerAttr(a).value),
-    "i64s": (lambda v: ir.DenseI64ArrayAttr.get([int(x) for x in v]),
-             lambda a: tuple(ir.DenseI64ArrayAttr(a))),
-    "f64": (lambda v: ir.FloatAttr.get_f64(float(v)), lambda a: ir.FloatAttr(a).value),
-    "bool": (lambda v: ir.BoolAttr.get(bool(v)), lambda a: ir.BoolAttr(a).value),
-    "dtype": (lambda v: ir.TypeAttr.get(ir.Type.parse(dtypes.as_dtype(v).mlir)),
-              lambda a: dtypes.as_dtype(str(ir.TypeAttr(a).value))),
+    "i64": _codec("i64", lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v),
+                  lambda a: ir.IntegerAttr(a).value),
+    "i64s": _codec("i64s", lambda v: ir.DenseI64ArrayAttr.get(v), lambda a: tuple(ir.DenseI64ArrayAttr(a))),
+    "f64": _codec("f64", lambda v: ir.FloatAttr.get_f64(v), lambda a: ir.FloatAttr(a).value),
+    "bool": _codec("bool", lambda v: ir.BoolAttr.get(v), lambda a: ir.BoolAttr(a).value),
+    "dtype": _codec("dtype", lambda v: ir.TypeAttr.get(ir.Type.parse(v)),
+                    lambda a: dtypes.as_dtype(str(ir.TypeAttr(a).value))),
     "dense": (_dense, _undense),
-    "str": (lambda v: ir.StringAttr.get(str(v)), lambda a: ir.StringAttr(a).value),
+    "str": _codec("str", lambda v: ir.StringAttr.get(v), lambda a: ir.StringAttr(a).value),
 }
+
+
+def key_text(kind, value):
+    """The text of an attribute value in a recorded trace's key (frontend/core/record_key.py): two values with one
+    text encode as one attribute. An omitted value (None) is `unit`, as to_mlir encodes it; a `dense` value has no
+    text here (None): the key writes its bytes' digest."""
+    if value is None:
+        return "unit"
+    value_of = VALUE.get(kind)
+    return None if value_of is None else repr(value_of(value))
 
 
 def to_mlir(kind, value):

@@ -14,10 +14,12 @@ import numpy as np
 from tfn import dtypes
 from tfn.core.api import op_api
 from tfn.core.dispatch import apply, tensors
-from tfn.core.tensor import convert_to_tensor
+from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
+from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
+from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.ops_random import blocks_of
-from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
+from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
@@ -68,11 +70,46 @@ def _variables():
     return _State.counter, _State.seed_var
 
 
-def _static_shape(shape):
-    dims = [int(d) for d in (shape.numpy().tolist() if hasattr(shape, "numpy") else shape)]
-    if any(d < 0 for d in dims):
-        raise ValueError(f"shape must have non-negative dimensions, got {dims}")
-    return dims
+def _draw_shape(shape, op):
+    """`shape` as (sizes, dims): Python ints, -1 where a size is known only when the function runs, and those
+    sizes as int64 scalar tensors in order. `shape` is a list or tuple of ints and scalar int tensors, a 1-D int
+    tensor (of known length while tracing) or a fully defined TensorShape."""
+    shape = known(shape)
+    if isinstance(shape, TensorShape):
+        if shape.rank is None or None in shape.as_list():
+            raise ValueError(f"{op}: the shape {shape} is not fully defined; pass tfn.shape(x) for sizes known "
+                             "only when the function runs")
+        shape = shape.as_list()
+    if isinstance(shape, (TensorBase, np.ndarray)):
+        if shape.ndim != 1 or not dtypes.as_dtype(shape.dtype).is_integer:
+            raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got "
+                                       f"{dtypes.as_dtype(shape.dtype).name} of shape {list(shape.shape)} [Op:{op}]")
+        if isinstance(shape, SymbolicTensor):
+            if shape._shape[0] is None:
+                raise ValueError(f"{op}: a shape computed at run time must be a 1-D tensor of known length, got "
+                                 f"{shape!r}")
+            shape = [shape[i] for i in range(shape._shape[0])]
+        else:
+            shape = np.asarray(shape.numpy() if isinstance(shape, Tensor) else shape).tolist()
+    if not isinstance(shape, (list, tuple)):
+        raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got {shape!r} [Op:{op}]")
+    sizes, dims = [], []
+    for d in shape:
+        d = known(d)
+        if isinstance(d, Tensor) and d.ndim == 0 and d.dtype.is_integer:
+            d = int(d.numpy())
+        if isinstance(d, SymbolicTensor) and d.ndim == 0 and d.dtype.is_integer:
+            sizes.append(-1)
+            dims.append(math_ops.cast(d, dtypes.int64))
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)):
+            if d < 0:
+                raise InvalidArgumentError(f"Dimension {d} must be >= 0 [Op:{op}]")
+            sizes.append(int(d))
+        elif isinstance(d, (list, tuple)) or getattr(d, "ndim", 0):
+            raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got {shape!r} [Op:{op}]")
+        else:
+            raise TypeError(f"{op}: each size of the shape must be an int or a scalar int tensor, got {d!r}")
+    return sizes, dims
 
 
 @op_api(ops.bitwise_xor)
@@ -85,30 +122,40 @@ def bitwise_xor(x, y, name=None):
 def philox4x32(counter_low, counter_high, key0, key1, count):
     """`count` words (int64 tensor, each < 2**32) of Philox 4x32-10: the four words of block b encrypt the counter
     (low, high word of counter_low + b, low, high word of counter_high) under the key (key0, key1) (low 32 bits
-    each); int64 scalars read as their bit patterns (tfn.dialects.ops_random)."""
+    each); int64 scalars read as their bit patterns (tfn.dialects.ops_random). `count` is an int or, known only
+    when the function runs, a scalar int tensor."""
     words = [convert_to_tensor(v, dtypes.int64) for v in (counter_low, counter_high, key0, key1)]
-    return apply(ops.philox4x32, words, {"count": int(count)})
+    sizes, dims = _draw_shape([count], "Philox4x32")
+    return apply(ops.philox4x32, words + dims, {"shape": tuple(sizes)})
 
 
-def _words(dims, seed):
-    """int64 tensor of `dims` holding 32 random bits per element (the counter advanced by a quarter of the count)."""
-    n = int(np.prod(dims, dtype=np.int64))
+def _words(shape, seed):
+    """int64 tensor of `shape` ((sizes, dims) of _draw_shape) holding 32 random bits per element, the global
+    counter advanced by their blocks (a quarter of their count)."""
     counter, global_seed = _variables()
     start = counter.value()
-    counter.assign_add(np.int64(blocks_of(n)))
+    sizes, dims = shape
+    if dims:  # max(ceil(count / 4), 1) blocks, computed when the function runs
+        count = dims[0] * np.int64(_pymath.prod(d for d in sizes if d != -1))
+        for d in dims[1:]:
+            count = count * d
+        counter.assign_add(math_ops.maximum(math_ops.floordiv(count + 3, 4), np.int64(1)))
+    else:
+        counter.assign_add(np.int64(blocks_of(_pymath.prod(sizes))))
     key1 = np.int64(0 if seed is None else int(seed) % _2_32)
-    return array_ops.reshape(philox4x32(start, np.int64(0), global_seed.value(), key1, n), dims)
+    words = [start, convert_to_tensor(np.int64(0)), global_seed.value(), convert_to_tensor(key1)]
+    return apply(ops.philox4x32, words + dims, {"shape": tuple(sizes)})
 
 
-def _unit(dims, seed):
+def _unit(shape, seed):
     """Uniform float32 in [0, 1) on a 2**-23 grid (the top 23 bits of each word)."""
-    return math_ops.cast(math_ops.floordiv(_words(dims, seed), 512), dtypes.float32) * np.float32(2.0**-23)
+    return math_ops.cast(math_ops.floordiv(_words(shape, seed), 512), dtypes.float32) * np.float32(2.0**-23)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform numbers in [minval, maxval) (`tf.random.uniform`; maxval defaults to 1 for floats)."""
     dtype = dtypes.as_dtype(dtype)
-    dims = _static_shape(shape)
+    dims = _draw_shape(shape, "RandomUniform")
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype")
@@ -122,7 +169,10 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal numbers (`tf.random.normal`), by the Box-Muller transform of two uniform draws."""
-    dims = _static_shape(shape)
+    return _normal(_draw_shape(shape, "RandomStandardNormal"), mean, stddev, dtype, seed)
+
+
+def _normal(dims, mean, stddev, dtype, seed):
     u1 = 1.0 - _unit(dims, seed)  # in (0, 1]: log stays finite
     u2 = _unit(dims, seed)
     z = math_ops.sqrt(-2.0 * math_ops.log(u1)) * math_ops.cos(u2 * np.float32(2 * _pymath.pi))
@@ -133,10 +183,10 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     """Normal numbers within two standard deviations (`tf.random.truncated_normal`).
 
     Samples outside are redrawn four times, then clipped: the chance one survives 4 redraws is 0.0455**5 ~ 2e-7."""
-    dims = _static_shape(shape)
-    z = normal(dims, seed=seed)
+    dims = _draw_shape(shape, "TruncatedNormal")
+    z = _normal(dims, 0.0, 1.0, dtypes.float32, seed)
     for _ in range(4):
-        z = math_ops.where(math_ops.abs(z) > 2.0, normal(dims, seed=seed), z)
+        z = math_ops.where(math_ops.abs(z) > 2.0, _normal(dims, 0.0, 1.0, dtypes.float32, seed), z)
     z = math_ops.minimum(math_ops.maximum(z, -2.0), 2.0)
     return math_ops.cast(z * stddev + mean, dtypes.as_dtype(dtype))
 
@@ -144,10 +194,12 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
 def shuffle(value, seed=None, name=None):
     """`value` with its first dimension randomly permuted (`tf.random.shuffle`), by sorting random keys."""
     value = convert_to_tensor(value)
+    if value.ndim == 0:
+        raise ValueError(f"tfn.random.shuffle needs a tensor of rank >= 1, got a scalar {value!r}")
     n = value.shape[0]
-    if n is None:
-        raise ValueError("tfn.random.shuffle needs a static first dimension")
-    keys = _words([n], seed)
+    if n is None:  # known when the function runs
+        n = shape_ops.shape(value, dtypes.int64)[0]
+    keys = _words(_draw_shape([n], "RandomShuffle"), seed)
     # rank of each key among all keys (ties broken by position): an n x n comparison, fine for the sizes shuffled
     ki, kj = array_ops.expand_dims(keys, 1), array_ops.expand_dims(keys, 0)
     pos = fill_ops.range(0, n, dtype=dtypes.int64)

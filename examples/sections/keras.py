@@ -151,3 +151,34 @@ print("loss per epoch:", [f"{v:.2f}" for v in history.history["loss"]],
 loss, accuracy = model.evaluate(val_ds, verbose=0)
 print(f"evaluate(val_ds): accuracy {accuracy:.2f}")
 print("predict(val_ds):", model.predict(val_ds).shape)
+
+section("Random numbers and Dropout with a None batch dimension")
+
+# A shape known only when the function runs (tf.shape(x), a shape tensor, or a list mixing ints and scalar tensors)
+# is read then: one trace serves every batch size, and a seed draws the numbers a static shape draws.
+@tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+def noisy(x):
+    noise = tf.random.normal([tf.shape(x)[0], 3], stddev=0.1, seed=1)
+    return tf.nn.dropout(x + noise, 0.5, seed=2)
+
+
+print("shapes:", noisy(tf.ones([2, 3])).shape, noisy(tf.ones([5, 3])).shape,
+      "traces:", noisy.experimental_get_tracing_count())
+tf.random.set_seed(3)
+static = tf.random.uniform([2, 3], seed=4).numpy()
+tf.random.set_seed(3)
+runtime = tf.function(lambda shape: tf.random.uniform(shape, seed=4))(tf.constant([2, 3])).numpy()
+print("a run-time shape draws the same numbers:", np.array_equal(static, runtime))
+
+# A Keras model with Dropout, its train step compiled once for batches of any size.
+model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(16, activation="relu"),
+                             tf.keras.layers.Dropout(0.3), tf.keras.layers.Dense(3)])
+model.compile(optimizer=tf.keras.optimizers.Adam(0.05),
+              loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+step = tf.function(model.train_step, input_signature=[tf.TensorSpec([None, 2], tf.float32),
+                                                      tf.TensorSpec([None], tf.int32)])
+step(points[:70], labels[:70])  # (its first trace also makes Adam's slot variables)
+traces = step.experimental_get_tracing_count()
+for start in range(70, 240, 70):  # batches of 70, 70 and 30
+    step(points[start:start + 70], labels[start:start + 70])
+print("new traces for batches of 70, 70 and 30:", step.experimental_get_tracing_count() - traces)

@@ -9,18 +9,8 @@ import sys
 
 import numpy as np
 
-from tfn.dialects import dtypes
+from tfn.dialects import attrs as attr_codec
 from tfn.runtime.digest import sha256
-
-# kind -> the text of a value as dialects/attrs.py's codec reads it (the same value gives the same attribute)
-_TEXT = {
-    "i64": lambda v: str(int(v)),
-    "i64s": lambda v: ",".join(str(int(x)) for x in v),
-    "f64": lambda v: float(v).hex(),
-    "bool": lambda v: str(bool(v)),
-    "dtype": lambda v: dtypes.as_dtype(v).mlir,
-    "str": lambda v: repr(str(v)),
-}
 
 
 def key(graph):
@@ -48,18 +38,10 @@ def key(graph):
         if opdef.attrs:
             for name, kind in opdef.attrs.items():
                 v = attr_values.get(name)
-                if v is None:
-                    parts.append(f"{name}=unit")
-                elif kind == "dense":
-                    d = _dense_text(*v)
-                    if d is None:
-                        return None
-                    parts.append(d)
-                else:
-                    text = _TEXT.get(kind)
-                    if text is None:
-                        return None
-                    parts.append(f"{name}={text(v)}")
+                text = attr_codec.key_text(kind, v) if v is None or kind != "dense" else _dense_text(*v)
+                if text is None:
+                    return None
+                parts.append(f"{name}={text}")
         if len(results) == 1:
             refs[id(results[0])] = f"%{n}"
         else:
@@ -77,10 +59,11 @@ def key(graph):
 
 @functools.lru_cache(maxsize=None)
 def _builder_digest():
-    """A digest of the code that builds a record into IR (core/graph.py) and of this file: a change there is a new
-    key (the toolchain's part of the artifact key covers the dialect and the passes, not the frontend)."""
+    """A digest of the code that builds a record into IR (core/graph.py), of this file and of the attribute
+    values' texts (dialects/attrs.py): a change there is a new key (the toolchain's part of the artifact key covers
+    the dialect and the passes, not the frontend)."""
     h = sha256()
-    for name in ("tfn.core.graph", __name__):
+    for name in ("tfn.core.graph", "tfn.dialects.attrs", __name__):
         with open(sys.modules[name].__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
@@ -103,4 +86,4 @@ def _dense_text(arr, tt):
     else:
         return None
     digest = data.hex() if len(data) <= 64 else sha256(data).hexdigest()
-    return f"value={tt.mlir_str()}:{arr.dtype.str}:{arr.shape}:{digest}"
+    return f"{tt.mlir_str()}:{arr.dtype.str}:{arr.shape}:{digest}"

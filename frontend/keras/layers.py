@@ -342,12 +342,8 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return tf.zeros_like(inputs)
-        shape = tuple(inputs.shape)
-        noise = shape if self.noise_shape is None else tuple(
-            d if d is not None else shape[i] for i, d in enumerate(self.noise_shape))  # (None: the input's)
-        if None in noise:
-            raise ValueError(f"Dropout in training needs a static input shape, got {shape}")
-        return tf.nn.dropout(inputs, self.rate, noise_shape=noise, seed=self.seed)
+        # (a None in noise_shape, or a None batch dimension of the input: the input's size, read at run time)
+        return tf.nn.dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
 
 class Activation(Layer):

@@ -14,12 +14,17 @@ from tfn.ops.slicing_ops import gather
 
 
 def reshape_to(t, x, what):
-    """`t` reshaped to the shape of `x`; at most one dim of x may be dynamic (it becomes -1)."""
+    """`t` reshaped to the shape of `x` (one dynamic dim becomes -1, more are read when the function runs)."""
     shape = list(x._shape)
     if shape.count(None) > 1:
-        raise NotImplementedError(f"the gradient of {what} needs an input with at most one dynamic dimension, got "
-                                  f"shape {x.shape}")
+        return array_ops.reshape(t, _sizes(x))
     return array_ops.reshape(t, [-1 if d is None else d for d in shape])
+
+
+def _sizes(x):
+    """x's sizes: Python ints, int32 scalar tensors for the dynamic ones (read when the function runs)."""
+    runtime = shape_ops.shape(x) if None in x._shape else None
+    return [runtime[i] if d is None else d for i, d in enumerate(x._shape)]
 
 
 def _static(x, what):
@@ -106,7 +111,11 @@ def _fill_grad(op, g):
 # gather ------------------------------------------------------------------------------------------------
 
 def _prod(dims):
-    return int(np.prod(dims, dtype=np.int64))
+    """The product of sizes: an int, or a scalar tensor when one of them is."""
+    out = 1
+    for d in dims:
+        out = out * d
+    return out
 
 
 @gradient(ops.gather)
@@ -116,12 +125,13 @@ def _gather_grad(op, g):
     params, indices = op.inputs
     axis, bd = op.attrs["axis"] % params.ndim, op.attrs["batch_dims"]
     bd = bd + indices.ndim if bd < 0 else bd  # batch_dims == indices' rank is valid: one index per batch entry
-    ps = _static(params, "tfn.gather")
+    # (sizes known only when the function runs are scalar tensors: the reshapes then read them at run time)
+    ps = _sizes(params)
     bt, a, n, b = _prod(ps[:bd]), _prod(ps[bd:axis]), ps[axis], _prod(ps[axis + 1:])
-    if bt == 1 and a == 1 and None in indices._shape:  # indices of run-time shape: i is the one -1 below
-        i = -1
+    if isinstance(bt, int) and isinstance(a, int) and bt == a == 1 and None in indices._shape:
+        i = -1  # indices of run-time shape: i is the one -1 below
     else:
-        i = _prod(_static(indices, "tfn.gather")[bd:])
+        i = _prod(_sizes(indices)[bd:])
     g4 = array_ops.transpose(array_ops.reshape(g, [bt, a, i, b]), [0, 2, 1, 3])
     hot = fill_ops.one_hot(cast(indices, dtypes.int32), n, dtype=g.dtype)
     dp = matmul(array_ops.reshape(hot, [bt, i, n]), array_ops.reshape(g4, [bt, i, a * b]), transpose_a=True)

@@ -260,14 +260,35 @@ def test_gradient_needing_a_static_shape_names_the_op():
     def grad(x):
         with tfn.GradientTape() as tape:
             tape.watch(x)
-            y = tfn.reduce_sum(tfn.gather(x, [0, 0]))  # the line named
+            y = tfn.reduce_sum(tfn.tensor_scatter_nd_update(x, [[0]], [[1.0, 2.0, 3.0]]))  # the line named
         return tape.gradient(y, x)
 
-    with pytest.raises(NotImplementedError, match=r"the gradient of tfn.gather needs an input of static shape, got "
-                                                  r"\(None, 3\)\n  in tfn.function 'grad' at .*test_gradients_ops.py:"
+    with pytest.raises(NotImplementedError, match=r"the gradient of tfn.tensor_scatter_nd_update needs an input of "
+                                                  r"static shape, got \(None, 3\)\n  in tfn.function 'grad' at "
+                                                  r".*test_gradients_ops.py:"
                                                   + str(test_gradient_needing_a_static_shape_names_the_op.__code__
                                                         .co_firstlineno + 5)):
         grad.get_concrete_function()
+
+
+@pytest.mark.parametrize("axis,spec", [(0, [None, 3]), (1, [None, None])])
+def test_gather_and_reshape_gradients_with_sizes_known_at_run_time(axis, spec):
+    """Sizes of the gathered (and reshaped) tensor known only when the function runs are read then: one trace."""
+    idx = [0, 1, 1]
+
+    @tfn.function(input_signature=[tfn.TensorSpec(spec, tfn.float64)])
+    def grad(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = tfn.reduce_sum(tfn.square(tfn.gather(tfn.reshape(x * 1.0, tfn.shape(x)), idx, axis=axis)))
+        return tape.gradient(y, x)
+
+    for rows in (2, 5):
+        a = np.arange(rows * 3, dtype=np.float64).reshape(rows, 3)
+        picks = np.bincount(idx, minlength=a.shape[axis])  # d/da of sum(a[k]**2) over the picked k: 2 a per pick
+        want = 2 * a * (picks[:, None] if axis == 0 else picks[None, :])
+        np.testing.assert_allclose(grad(tfn.constant(a)).numpy(), want)
+    assert grad.experimental_get_tracing_count() == 1
 
 
 def test_indexing_at_a_run_time_index():

@@ -520,9 +520,10 @@ func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
 }
 
 // Philox 4x32-10: one generic over the 3 counter blocks with four i32 results (ten rounds of 32 x 32 -> 64-bit
-// products), then one interleaving them into 4 x 3 words widened to i64, of which the first 10 are the draw.
+// products), then one interleaving them into 4 x 3 words widened to i64, of which the first 10 are the draw,
+// expanded to its shape.
 // CHECK-LABEL: func.func @philox4x32
-func.func @philox4x32(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1: tensor<i64>) -> tensor<10xi64> {
+func.func @philox4x32(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1: tensor<i64>) -> tensor<2x5xi64> {
   // CHECK: linalg.generic
   // CHECK-SAME: outs({{.*}} : tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>)
   // CHECK-COUNT-20: arith.mului_extended
@@ -531,8 +532,29 @@ func.func @philox4x32(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1:
   // CHECK: arith.extui %{{.*}} : i32 to i64
   // CHECK: tensor.collapse_shape {{.*}} into tensor<12xi64>
   // CHECK: tensor.extract_slice {{.*}}[0] [10] [1] : tensor<12xi64> to tensor<10xi64>
-  %0 = "tfn.philox4x32"(%lo, %hi, %k0, %k1) {count = 10 : i64} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<10xi64>
-  return %0 : tensor<10xi64>
+  // CHECK: tensor.expand_shape {{.*}} output_shape [2, 5] : tensor<10xi64> into tensor<2x5xi64>
+  %0 = "tfn.philox4x32"(%lo, %hi, %k0, %k1) {shape = array<i64: 2, 5>} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x5xi64>
+  return %0 : tensor<2x5xi64>
+}
+
+// A shape known at run time (-1: the next `dims` operand): a negative size or a product past int64 or the
+// machine's memory is reported and the draw is empty; otherwise max(ceil(count / 4), 1) blocks, the first count
+// words reshaped to the sizes (tensor.reshape: expand_shape takes one run-time size per group at most).
+// CHECK-LABEL: func.func @philox4x32_runtime_shape
+func.func @philox4x32_runtime_shape(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1: tensor<i64>, %n: tensor<i64>, %m: tensor<i64>) -> tensor<?x3x?xi64> {
+  // CHECK: arith.cmpi slt
+  // CHECK: arith.cmpi slt
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: arith.cmpf oge
+  // CHECK: call @sysconf
+  // CHECK: arith.ceildivui
+  // CHECK: linalg.generic
+  // CHECK-SAME: outs({{.*}} : tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<?xi32>)
+  // CHECK: tensor.extract_slice {{.*}}[0] [%{{.*}}] [1] : tensor<?xi64> to tensor<?xi64>
+  // CHECK: tensor.from_elements {{.*}} : tensor<3xi64>
+  // CHECK: tensor.reshape {{.*}} -> tensor<?x3x?xi64>
+  %0 = "tfn.philox4x32"(%lo, %hi, %k0, %k1, %n, %m) {shape = array<i64: -1, 3, -1>} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?x3x?xi64>
+  return %0 : tensor<?x3x?xi64>
 }
 
 // Collectives: the replicas first agree on the operand's signature (dtype and shape: one all-reduce of 2 x i64 with
