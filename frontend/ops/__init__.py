@@ -6,6 +6,7 @@ Importing this package imports every family that registers public functions (cor
 from tfn.ops import (  # noqa: F401  (each registers its family's public functions)
     activation_ops,
     array_ops,
+    clip_ops,
     collective_ops,
     dropout_ops,
     fill_ops,
@@ -16,7 +17,10 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     normalization_ops,
     print_ops,
     reduction_ops,
+    rounding_ops,
     scatter_ops,
+    sequence_ops,
     shape_ops,
     slicing_ops,
+    statistics_ops,
 )
