@@ -9,6 +9,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     clip_ops,
     collective_ops,
     dropout_ops,
+    einsum_ops,
     fill_ops,
     linalg_ops,
     loss_ops,
