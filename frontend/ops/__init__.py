@@ -22,6 +22,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     rounding_ops,
     scan_ops,
     scatter_ops,
+    segment_ops,
     sequence_ops,
     shape_ops,
     slicing_ops,

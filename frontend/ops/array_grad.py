@@ -189,18 +189,31 @@ def _place(g, d, n, i):
 
 # tensor_scatter_update ---------------------------------------------------------------------------------
 
+def _scattered_rows(op, g):
+    """g's slices at the scatter's index rows: the gradient of its updates (of their shape, which the op's type
+    rule made indices.shape[:-1] + tensor.shape[k:]). Dynamic dims are read when the function runs."""
+    tensor, indices, _ = op.inputs
+    k = indices._shape[-1]
+    dims = [d if d is not None else shape_ops.shape(tensor, dtypes.int64)[i] for i, d in enumerate(tensor._shape)]
+    at = cast(indices, dtypes.int64)
+    flat, stride = reduction_ops.reduce_sum(at * 0, -1), 1
+    for j in reversed(range(k)):
+        flat = flat + at[..., j] * stride
+        stride = stride * dims[j]
+    return gather(array_ops.reshape(g, [-1] + dims[k:]), flat)
+
+
 @gradient(ops.tensor_scatter_update)
 def _scatter_update_grad(op, g):
     tensor, indices, updates = op.inputs
-    k = indices._shape[-1]
-    shape = _static(tensor, "tfn.tensor_scatter_nd_update")
-    strides = [_prod(shape[j + 1:k]) for j in range(k)]
-    flat = reduction_ops.reduce_sum(cast(indices, dtypes.int64) * convert_to_tensor(np.asarray(strides, np.int64)),
-                                    -1)
-    rows = gather(array_ops.reshape(g, [_prod(shape[:k])] + shape[k:]), flat)
-    d_updates = reshape_to(rows, updates, "tfn.tensor_scatter_nd_update")
+    d_updates = _scattered_rows(op, g)
     d_tensor = tensor_scatter_nd_update(g, indices, fill_ops.zeros_like(updates))
     return d_tensor, None, d_updates
+
+
+@gradient(ops.tensor_scatter_add)
+def _scatter_add_grad(op, g):
+    return g, None, _scattered_rows(op, g)
 
 
 # pad ---------------------------------------------------------------------------------------------------

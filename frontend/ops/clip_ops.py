@@ -2,10 +2,9 @@
 tfn ops as TF composes them (so their gradients are those of minimum/maximum, sqrt, ...)."""
 import numpy as np
 
-from tfn import dtypes
-from tfn.dialects import rules
 from tfn.core.api import export
 from tfn.core.tensor import TensorBase, convert_to_tensor
+from tfn.dialects import rules
 from tfn.ops import fill_ops, math_ops, reduction_ops
 from tfn.ops.composite import require_dtype, user_error
 

@@ -2,10 +2,9 @@
 `is_finite`, composed of tfn ops. As TF, floor/ceil/round have no gradient (tapes see no path through them)."""
 import numpy as np
 
-from tfn import dtypes
-from tfn.dialects import rules
 from tfn.core.api import export
 from tfn.core.tensor import convert_to_tensor
+from tfn.dialects import rules
 from tfn.gradients import recording
 from tfn.ops import math_ops
 from tfn.ops.composite import require_dtype

@@ -1,9 +1,9 @@
 """`tfn.reduce_logsumexp`, `tfn.math.reduce_variance`, `reduce_std` and `count_nonzero`: reductions composed of
 tfn's reductions with TF's axis/keepdims conventions (and TF's formulas, so the gradients are TF's)."""
 from tfn import dtypes
-from tfn.dialects import rules
 from tfn.core.api import export
 from tfn.core.tensor import convert_to_tensor
+from tfn.dialects import rules
 from tfn.gradients import recording
 from tfn.ops import fill_ops, math_ops, reduction_ops
 from tfn.ops.composite import require_dtype, user_error

@@ -83,6 +83,7 @@ SAMPLES = {
     "pad": (lambda x: tfn.pad(x, [[1, 0], [2, 1]], constant_values=-1.0), [F]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
+    "tensor_scatter_add": (tfn.tensor_scatter_nd_add, [F, np.array([[1], [1]], np.int32), F[::-1] * 2.0]),
     "max_pool2d": (lambda x: tfn.nn.max_pool2d(x, 3, 2, "SAME"), [P]),
     "max_pool2d_grad": (lambda x, g: dispatch.apply(ops.max_pool2d_grad, [x, g], POOL),
                         [P, RNG.random((2, 3, 3, 2)).astype(np.float32)]),

@@ -82,6 +82,10 @@ def _cases():
                                        [rand(3, 2), rand(2, 2)]),
                                       (lambda t, u: tfn.tensor_scatter_nd_update(t, [[0, 1], [2, 0]], u),
                                        [rand(3, 2), rand(2)])]
+    cases["tensor_scatter_add"] = [(lambda t, u: tfn.tensor_scatter_nd_add(t, [[0], [2], [0]], u),
+                                    [rand(3, 2), rand(3, 2)]),
+                                   (lambda t, u: tfn.tensor_scatter_nd_add(t, [[0, 1], [0, 1]], u),
+                                    [rand(3, 2), rand(2)])]
     cases["transpose"] = [(tfn.transpose, [rand(2, 3)]), (lambda x: tfn.transpose(x, [1, 2, 0]), [rand(2, 3, 4)])]
     cases["reshape"] = [(lambda x: tfn.reshape(x, [3, -1]), [rand(2, 3)])]
     cases["expand_dims"] = [(lambda x: tfn.expand_dims(x, -1), [rand(2, 3)])]

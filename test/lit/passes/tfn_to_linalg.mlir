@@ -459,6 +459,19 @@ func.func @tensor_scatter_update(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: t
   return %0 : tensor<4x3xf32>
 }
 
+// tensor_scatter_add: as tensor_scatter_update, each row added to the slice already there (repeated rows add up)
+// CHECK-LABEL: func.func @tensor_scatter_add
+func.func @tensor_scatter_add(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<4x3xf32>)
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: %[[THERE:.*]] = tensor.extract_slice %[[ACC]][%{{.*}}, 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<3xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[THERE]], %{{.*}} : tensor<3xf32>, tensor<3xf32>)
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<4x3xf32>
+  %0 = "tfn.tensor_scatter_add"(%t, %i, %u) : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
 // print: a run-time callback through the exported function pointer (tfn_to_linalg_callbacks.mlir has the details)
 // CHECK-LABEL: func.func @print
 func.func @print(%x: tensor<3xi32>) {
