@@ -4,6 +4,7 @@ Importing this module fills the op table (one `ops_*` module per family) and bin
 so a registration against a misspelled op (`ops.addd`) fails when its module is imported.
 """
 from tfn.dialects import (  # noqa: F401  (each defines its family's ops)
+    ops_check,
     ops_collective,
     ops_conv,
     ops_elementwise,

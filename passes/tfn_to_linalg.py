@@ -6,6 +6,7 @@ from tfn.dialects.abi import DATASET_ATTR, SITE_ATTR
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import (  # noqa: F401  (each module registers its family's patterns)
     callbacks,
+    check,
     collective,
     conv,
     dataset_calls,

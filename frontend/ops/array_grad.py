@@ -6,6 +6,7 @@ from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops, ops_gather, ops_shape
 from tfn.gradients.registry import gradient
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
+from tfn.ops.debugging_ops import check_numerics
 from tfn.ops.linalg_ops import matmul
 from tfn.ops.math_grad import unbroadcast
 from tfn.ops.math_ops import cast
@@ -214,6 +215,20 @@ def _scatter_update_grad(op, g):
 @gradient(ops.tensor_scatter_add)
 def _scatter_add_grad(op, g):
     return g, None, _scattered_rows(op, g)
+
+
+# check_numerics, ensure_shape --------------------------------------------------------------------------
+
+@gradient(ops.check_numerics)
+def _check_numerics_grad(op, g):
+    """As TF: the gradient passes through, itself checked for NaN and infinities."""
+    return check_numerics(g, "Not a number (NaN) or infinity (Inf) values detected in gradient. " +
+                          op.attrs["message"])
+
+
+@gradient(ops.ensure_shape)
+def _ensure_shape_grad(op, g):
+    return g
 
 
 # pad ---------------------------------------------------------------------------------------------------
