@@ -10,7 +10,7 @@ from tfn.ops.debugging_ops import check_numerics
 from tfn.ops.linalg_ops import matmul
 from tfn.ops.math_grad import unbroadcast
 from tfn.ops.math_ops import cast
-from tfn.ops.scatter_ops import tensor_scatter_nd_update
+from tfn.ops.scatter_ops import tensor_scatter_nd_add, tensor_scatter_nd_update
 from tfn.ops.slicing_ops import gather
 
 
@@ -215,6 +215,13 @@ def _scatter_update_grad(op, g):
 @gradient(ops.tensor_scatter_add)
 def _scatter_add_grad(op, g):
     return g, None, _scattered_rows(op, g)
+
+
+@gradient(ops.gather_nd)
+def _gather_nd_grad(op, g):
+    """g added into zeros of params' shape at the rows gathered (a row gathered twice gets both)."""
+    params, indices = op.inputs
+    return tensor_scatter_nd_add(fill_ops.zeros_like(params), indices, g), None
 
 
 # check_numerics, ensure_shape --------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""`tfn.tensor_scatter_nd_update` and `tfn.tensor_scatter_nd_add` (TF's TensorScatterUpdate/Add): a copy of a tensor
-with slices replaced or added to; `tfn.scatter_nd`, the add into zeros of a given shape."""
+"""`tfn.gather_nd` (TF's GatherNd), `tfn.tensor_scatter_nd_update` and `tfn.tensor_scatter_nd_add` (TF's
+TensorScatterUpdate/Add: a copy of a tensor with slices replaced or added to), and `tfn.scatter_nd`, the add into
+zeros of a given shape."""
 from tfn import dtypes
 from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply
@@ -22,6 +23,15 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     (repeated indices add up); an index out of range raises InvalidArgumentError (when the function runs)."""
     t = convert_to_tensor(tensor)
     return apply("tensor_scatter_add", [t, convert_to_tensor(indices), convert_to_tensor(updates, t.dtype)])
+
+
+@op_api(ops.gather_nd, exports=("gather_nd",))
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """The slices params[indices[j]] for each row j of indices' last dim (int32/int64): a tensor of shape
+    indices.shape[:-1] + params.shape[k:]; a row out of range raises InvalidArgumentError (traced: when it runs)."""
+    if batch_dims != 0:
+        raise ValueError("gather_nd: batch_dims other than 0 are not supported by tfn")
+    return apply("gather_nd", [convert_to_tensor(params), convert_to_tensor(indices)])
 
 
 @export("scatter_nd")

@@ -83,6 +83,7 @@ SAMPLES = {
     "pad": (lambda x: tfn.pad(x, [[1, 0], [2, 1]], constant_values=-1.0), [F]),
     "print": (lambda x: (tfn.print("sample", x), tfn.identity(x))[1], [F]),
     "tensor_scatter_update": (tfn.tensor_scatter_nd_update, [F, IDX[:, None] // 2, F[::-1] * 2.0]),
+    "gather_nd": (tfn.gather_nd, [F, np.array([[1, 2], [0, 0]], np.int32)]),
     "check_numerics": (lambda x: tfn.debugging.check_numerics(x, "sample"), [F]),
     "ensure_shape": (lambda x: tfn.ensure_shape(x, [2, None]), [F]),
     "tensor_scatter_add": (tfn.tensor_scatter_nd_add, [F, np.array([[1], [1]], np.int32), F[::-1] * 2.0]),

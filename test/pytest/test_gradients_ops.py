@@ -82,6 +82,8 @@ def _cases():
                                        [rand(3, 2), rand(2, 2)]),
                                       (lambda t, u: tfn.tensor_scatter_nd_update(t, [[0, 1], [2, 0]], u),
                                        [rand(3, 2), rand(2)])]
+    cases["gather_nd"] = [(lambda x: tfn.gather_nd(x, [[0, 1], [2, 0], [0, 1]]), [rand(3, 2)]),
+                          (lambda x: tfn.gather_nd(x, [[[1]], [[0]]]), [rand(2, 3)])]
     cases["check_numerics"] = [(lambda x: tfn.debugging.check_numerics(x, "x"), [rand(2, 3)])]
     cases["ensure_shape"] = [(lambda x: tfn.ensure_shape(x, [None, 3]), [rand(2, 3)])]
     cases["tensor_scatter_add"] = [(lambda t, u: tfn.tensor_scatter_nd_add(t, [[0], [2], [0]], u),

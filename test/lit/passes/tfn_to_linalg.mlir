@@ -472,6 +472,19 @@ func.func @tensor_scatter_add(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tens
   return %0 : tensor<4x3xf32>
 }
 
+// gather_nd: a linalg.generic over the result reading each index row, checked against params' dims
+// CHECK-LABEL: func.func @gather_nd
+func.func @gather_nd(%p: tensor<4x3xf32>, %i: tensor<?x1xi64>) -> tensor<?x3xf32> {
+  // CHECK: linalg.generic
+  // CHECK: linalg.index 0
+  // CHECK: tensor.extract %{{.*}}[%{{.*}}, %c0{{.*}}] : tensor<?x1xi64>
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: scf.if
+  // CHECK: tensor.extract %{{.*}} : tensor<4x3xf32>
+  %0 = "tfn.gather_nd"(%p, %i) : (tensor<4x3xf32>, tensor<?x1xi64>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
 // check_numerics: a linalg.reduce of each element's class (2 NaN, 1 Inf) reported through the error channel; the
 // operand passes through
 // CHECK-LABEL: func.func @check_numerics
