@@ -14,6 +14,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     fill_ops,
     linalg_ops,
     loss_ops,
+    map_fn,
     math_ops,
     matrix_ops,
     nn_ops,
