@@ -28,6 +28,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     sequence_ops,
     shape_ops,
     slicing_ops,
+    sort_ops,
     split_ops,
     statistics_ops,
 )
