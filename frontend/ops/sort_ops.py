@@ -2,9 +2,9 @@
 
 sort/argsort rank each element by comparing it with every other one along the axis (stable; NaN counts as
 larger than every number, as in top_k), then place it by that rank: O(n²) work and memory per sorted line, so
-they suit lines of up to a few thousand elements (a longer line raises ResourceExhaustedError rather than failing
-silently). top_k takes the k largest one after another (k passes of a max and an index of it: O(n·k)). Both run
-on dynamic dims and differentiate through `where` (the gradient reaches the elements picked)."""
+they suit lines of up to a few thousand elements (a line of 10^5 needs ~10 GB; beyond the machine's memory,
+ResourceExhaustedError). top_k takes the k largest one after another (k passes of a max and an index of it:
+O(n·k)). Both run on dynamic dims and differentiate through `where` (the gradient reaches the elements picked)."""
 import collections
 
 import numpy as np
