@@ -15,6 +15,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     linalg_ops,
     loss_ops,
     map_fn,
+    mask_ops,
     math_ops,
     matrix_ops,
     nn_ops,

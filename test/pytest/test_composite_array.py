@@ -99,6 +99,18 @@ def test_dynamic_dims_and_run_time_shift():
     np.testing.assert_array_equal(band.numpy(), np.triu(X))
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 37])
+def test_scan_of_a_run_time_length(n):
+    f = tfn.function(lambda a: (tfn.cumsum(a, 1), tfn.math.cumprod(a, -1, reverse=True),
+                                tfn.cumsum(a, 1, exclusive=True)),
+                     input_signature=[tfn.TensorSpec([None, None], tfn.float64)])
+    x = RNG.uniform(-1.5, 1.5, (3, n))
+    total, product, before = f(tfn.constant(x))
+    np.testing.assert_allclose(total.numpy(), np.cumsum(x, 1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(product.numpy(), np.cumprod(x[:, ::-1], 1)[:, ::-1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(before.numpy(), np.cumsum(x, 1) - x, rtol=1e-12, atol=1e-12)
+
+
 def test_errors_name_the_problem():
     x = tfn.zeros([5, 6])
     with pytest.raises(tfn.errors.InvalidArgumentError, match="evenly divide the split dimension"):
@@ -111,9 +123,6 @@ def test_errors_name_the_problem():
         tfn.reverse(x, [2])
     with pytest.raises(tfn.errors.InvalidArgumentError, match="shift and axis must have the same size"):
         tfn.roll(x, [1, 2], [0])
-    with pytest.raises(ValueError, match="must be known when the function is traced"):
-        tfn.function(lambda a: tfn.cumsum(a, 0), input_signature=[tfn.TensorSpec([None], tfn.float32)])(
-            tfn.ones([3]))
     with pytest.raises(ValueError, match="at least 2-D"):
         tfn.linalg.trace(tfn.ones([3]))
     with pytest.raises(ValueError, match="bands of diagonals"):
