@@ -51,3 +51,16 @@ func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>,
   %big = "tfn.fill"(%one) {shape = array<i64: 2000>} : (tensor<f32>) -> tensor<2000xf32>
   return %s, %g, %big, %r, %c, %ag : tensor<i32>, tensor<f32>, tensor<2000xf32>, tensor<i32>, tensor<i32>, tensor<2xi32>
 }
+
+// Each op that may report a run-time error gets its code (its position among such ops in the module) before
+// folding, so the gather keeps code 11 after the sqrt (code 10) is folded away: the runtime names the op that
+// failed.
+// CHECK-LABEL: func.func @numbered
+func.func @numbered(%p: tensor<3xf32>, %i: tensor<i32>) -> (tensor<f32>, tensor<f32>) {
+  %four = "tfn.constant"() {value = dense<4.0> : tensor<f32>} : () -> tensor<f32>
+  // CHECK-NOT: tfn.sqrt
+  // CHECK: "tfn.gather"(%{{.*}}, %{{.*}}) {axis = 0 : i64, batch_dims = 0 : i64, tfn.error_code = 11 : i64}
+  %two = "tfn.sqrt"(%four) : (tensor<f32>) -> tensor<f32>
+  %g = "tfn.gather"(%p, %i) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<i32>) -> tensor<f32>
+  return %g, %two : tensor<f32>, tensor<f32>
+}
