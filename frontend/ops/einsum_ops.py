@@ -106,10 +106,15 @@ def _pair(a, sa, b, sb, keep):
     da, db = _dims(a), _dims(b)
     nb = len(batch)
     fa, fb = da[nb:nb + len(free_a)], db[nb + len(contract):]
-    a = array_ops.reshape(a, da[:nb] + [_product(fa), _product(da[nb + len(free_a):])])
-    b = array_ops.reshape(b, db[:nb] + [_product(db[nb:nb + len(contract)]), _product(fb)])
+    # (each group one dim already: no reshape, which on dynamic dims costs a gather)
+    if len(free_a) != 1 or len(contract) != 1:
+        a = array_ops.reshape(a, da[:nb] + [_product(fa), _product(da[nb + len(free_a):])])
+    if len(free_b) != 1 or len(contract) != 1:
+        b = array_ops.reshape(b, db[:nb] + [_product(db[nb:nb + len(contract)]), _product(fb)])
     c = linalg_ops.matmul(a, b)
-    return array_ops.reshape(c, _dims(c)[:nb] + fa + fb), batch + free_a + free_b
+    if len(free_a) != 1 or len(free_b) != 1:
+        c = array_ops.reshape(c, _dims(c)[:nb] + fa + fb)
+    return c, batch + free_a + free_b
 
 
 @export("einsum", "linalg.einsum")
