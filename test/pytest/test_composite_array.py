@@ -89,8 +89,8 @@ def test_tf_docstring_examples():
 def test_dynamic_dims_and_run_time_shift():
     @tfn.function(input_signature=[tfn.TensorSpec([None, None], tfn.float64), tfn.TensorSpec([], tfn.int32)])
     def f(x, s):
-        return [y + 0 for y in (tfn.roll(x, s, 1), tfn.reverse(x, [0, 1]), tfn.split(x, [2, -1, 1], 1)[1],
-                                tfn.linalg.diag_part(x, k=1), tfn.linalg.band_part(x, 0, s))]
+        return (tfn.roll(x, s, 1), tfn.reverse(x, [0, 1]), tfn.split(x, [2, -1, 1], 1)[1],
+                tfn.linalg.diag_part(x, k=1), tfn.linalg.band_part(x, 0, s))
     rolled, reversed_, middle, diag, band = f(tfn.constant(X), tfn.constant(-3))
     np.testing.assert_array_equal(rolled.numpy(), np.roll(X, -3, 1))
     np.testing.assert_array_equal(reversed_.numpy(), X[::-1, ::-1])
