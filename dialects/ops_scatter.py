@@ -39,20 +39,34 @@ def _scatter_infer(types, attrs, tf_op="TensorScatterUpdate"):
 
 
 def _scatter_kernel(arrays, attrs, add=False):
+    """Checked rows first (the first bad one is named), then one vectorised write or np.add.at (repeated rows add
+    up; for an update, which of them wins is unspecified, as in TF)."""
     tensor, indices, updates = arrays
     k = indices.shape[-1]
     out = tensor.copy()
-    rows = indices.reshape(-1, k)
+    rows = indices.reshape(-1, k).astype(np.int64)
     ups = updates.reshape((rows.shape[0],) + tensor.shape[k:])
-    for n, row in enumerate(rows):
-        if any(i < 0 or i >= d for i, d in zip(row, tensor.shape)):
-            raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in row)}] does not index "
-                                       f"into shape {_shape_str(tensor.shape)} "
-                                       f"[Op:{'TensorScatterAdd' if add else 'TensorScatterUpdate'}]")
+    bad = np.zeros(len(rows), bool)
+    for j in range(k):
+        bad |= (rows[:, j] < 0) | (rows[:, j] >= tensor.shape[j])
+    if bad.any():
+        n = int(np.argmax(bad))
+        raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in rows[n])}] does not index "
+                                   f"into shape {_shape_str(tensor.shape)} "
+                                   f"[Op:{'TensorScatterAdd' if add else 'TensorScatterUpdate'}]")
+    if not len(rows):
+        return out
+    if k == 0:  # each row is the whole tensor
         if add:
-            out[tuple(int(i) for i in row)] += ups[n]
+            out += ups.sum(0, dtype=out.dtype)
         else:
-            out[tuple(int(i) for i in row)] = ups[n]
+            out[...] = ups[-1]
+        return out
+    at = tuple(rows.T)
+    if add:
+        np.add.at(out, at, ups)
+    else:
+        out[at] = ups
     return np.asarray(out)
 
 
