@@ -47,7 +47,7 @@ def _static_count(value, what, op):
     return int(value)
 
 
-@export("linspace", "lin_space")
+@export("linspace")
 def linspace(start, stop, num, name=None, axis=0):
     """`num` evenly spaced values from start to stop (both included) along a new `axis`; start and stop may be
     tensors that broadcast against each other (float16/32/64)."""
