@@ -131,3 +131,14 @@ def test_errors_name_the_problem():
         tfn.linalg.diag_part(tfn.ones([3, 3]), k=3)
     with pytest.raises(tfn.errors.InvalidArgumentError, match="Cumsum does not support dtype bool"):
         tfn.cumsum(tfn.constant([True]))
+
+
+def test_gradient_of_a_run_time_length_scan_is_a_clear_error():
+    @tfn.function(input_signature=[tfn.TensorSpec([None], tfn.float64)])
+    def f(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            y = tfn.reduce_sum(tfn.cumsum(x))
+        return tape.gradient(y, x)
+    with pytest.raises(LookupError, match="tensor-dependent loop"):
+        f(tfn.constant([1.0, 2.0], tfn.float64))
