@@ -10,6 +10,7 @@ from tfn.dialects import (  # noqa: F401  (each defines its family's ops)
     ops_elementwise,
     ops_fill,
     ops_gather,
+    ops_gather_nd,
     ops_linalg,
     ops_misc,
     ops_print,

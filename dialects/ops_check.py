@@ -1,8 +1,64 @@
-"""Run-time checks: check (a tensor passed through once a condition computed at run time holds)."""
-from tfn.dialects import dtypes
+"""Run-time checks that pass their operand through: check_numerics (TF's CheckNumerics: NaN or Inf is an error),
+ensure_shape (TF's EnsureShape: the dims must match the expected ones; the result has the refined type) and check
+(a condition computed at run time, with a message of the caller's: the run-time shapes of reshape and broadcast_to)."""
+import numpy as np
+
+from tfn.dialects import dtypes, rules
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.optable import define
 from tfn.dialects.types import TensorType
+
+NAN, INF = 2, 1  # check_numerics' run-time detail: what it found (NaN wins over Inf)
+
+
+def numerics_message(message, found):
+    return f"{message} : Tensor had {'NaN' if found == NAN else 'Inf'} values"
+
+
+def _numerics_infer(types, attrs):
+    rules.allowed("CheckNumerics", types[0].dtype, rules.FLOATS)
+    return types[0]
+
+
+def _numerics_kernel(arrays, attrs):
+    x = arrays[0]
+    with np.errstate(all="ignore"):
+        found = NAN if np.isnan(x).any() else INF if np.isinf(x).any() else 0
+    if found:
+        raise InvalidArgumentError(numerics_message(attrs["message"], found) + " [Op:CheckNumerics]")
+    return x.copy()
+
+
+define("check_numerics", ["x"], _numerics_infer, _numerics_kernel, {"message": "str"}, tf_name="CheckNumerics",
+       summary="x, checked when it runs: a NaN or an infinity raises InvalidArgumentError with the message",
+       tf_api="debugging.check_numerics")
+
+
+def shape_text(shape):
+    return "[" + ",".join("?" if d is None or d < 0 else str(d) for d in shape) + "]"
+
+
+def _ensure_infer(types, attrs):
+    x, want = types[0], [None if d < 0 else int(d) for d in attrs["shape"]]
+    if x.rank != len(want) or any(a is not None and b is not None and a != b for a, b in zip(x.shape, want)):
+        raise InvalidArgumentError(f"Shape of tensor {shape_text(x.shape)} is not compatible with expected shape "
+                                   f"{shape_text(want)}. [Op:EnsureShape]")
+    return TensorType(tuple(a if a is not None else b for a, b in zip(x.shape, want)), x.dtype)
+
+
+def _ensure_kernel(arrays, attrs):
+    x = arrays[0]
+    want = attrs["shape"]
+    if x.ndim != len(want) or any(d >= 0 and d != n for n, d in zip(x.shape, want)):
+        raise InvalidArgumentError(f"Shape of tensor {shape_text(x.shape)} is not compatible with expected shape "
+                                   f"{shape_text(want)}. [Op:EnsureShape]")
+    return x.copy()
+
+
+define("ensure_shape", ["x"], _ensure_infer, _ensure_kernel, {"shape": "i64s"}, tf_name="EnsureShape",
+       summary="x with the dims of `shape` (-1: any) checked when it runs, its type refined by them",
+       tf_api="ensure_shape")
+
 
 
 def _check_infer(types, attrs):

@@ -1,4 +1,5 @@
-"""tensor_scatter_update (TF's TensorScatterUpdate): a copy of a tensor with slices replaced at indices."""
+"""tensor_scatter_update and tensor_scatter_add (TF's TensorScatterUpdate, TensorScatterAdd): a copy of a tensor
+with slices replaced at indices, or with slices added to it (repeated indices add up)."""
 import numpy as np
 
 from tfn.dialects.errors import InvalidArgumentError
@@ -15,39 +16,57 @@ def _compatible(a, b):
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def _scatter_infer(types, attrs):
+def _scatter_infer(types, attrs, tf_op="TensorScatterUpdate"):
     tensor, indices, updates = types
     if indices.dtype not in (INDEX_DTYPES[1], INDEX_DTYPES[2]):
         raise InvalidArgumentError(f"Value for attr 'Tindices' of {indices.dtype.name} is not in the list of "
-                                   "allowed values: int32, int64 [Op:TensorScatterUpdate]")
+                                   f"allowed values: int32, int64 [Op:{tf_op}]")
     if updates.dtype is not tensor.dtype:
         raise InvalidArgumentError(f"updates has dtype {updates.dtype.name}, but tensor has dtype "
-                                   f"{tensor.dtype.name} [Op:TensorScatterUpdate]")
+                                   f"{tensor.dtype.name} [Op:{tf_op}]")
     if indices.rank < 1 or indices.shape[-1] is None:
         raise InvalidArgumentError(f"indices must be at least rank 1 with a known last dimension, got shape "
-                                   f"{_shape_str(indices.shape)} [Op:TensorScatterUpdate]")
+                                   f"{_shape_str(indices.shape)} [Op:{tf_op}]")
     k = indices.shape[-1]
     if k > tensor.rank:
         raise InvalidArgumentError(f"Index innermost dimension length must be <= tensor rank; saw: {k} vs. "
-                                   f"{tensor.rank} [Op:TensorScatterUpdate]")
+                                   f"{tensor.rank} [Op:{tf_op}]")
     want = indices.shape[:-1] + tensor.shape[k:]
     if not _compatible(updates.shape, want):
         raise InvalidArgumentError(f"updates must have shape {_shape_str(want)} (indices.shape[:-1] + "
-                                   f"tensor.shape[{k}:]), got {_shape_str(updates.shape)} [Op:TensorScatterUpdate]")
+                                   f"tensor.shape[{k}:]), got {_shape_str(updates.shape)} [Op:{tf_op}]")
     return TensorType(tensor.shape, tensor.dtype)
 
 
-def _scatter_kernel(arrays, attrs):
+def _scatter_kernel(arrays, attrs, add=False):
+    """Checked rows first (the first bad one is named), then one vectorised write or np.add.at (repeated rows add
+    up; for an update, which of them wins is unspecified, as in TF)."""
     tensor, indices, updates = arrays
     k = indices.shape[-1]
     out = tensor.copy()
-    rows = indices.reshape(-1, k)
+    rows = indices.reshape(-1, k).astype(np.int64)
     ups = updates.reshape((rows.shape[0],) + tensor.shape[k:])
-    for n, row in enumerate(rows):
-        if any(i < 0 or i >= d for i, d in zip(row, tensor.shape)):
-            raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in row)}] does not index "
-                                       f"into shape {_shape_str(tensor.shape)} [Op:TensorScatterUpdate]")
-        out[tuple(int(i) for i in row)] = ups[n]
+    bad = np.zeros(len(rows), bool)
+    for j in range(k):
+        bad |= (rows[:, j] < 0) | (rows[:, j] >= tensor.shape[j])
+    if bad.any():
+        n = int(np.argmax(bad))
+        raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in rows[n])}] does not index "
+                                   f"into shape {_shape_str(tensor.shape)} "
+                                   f"[Op:{'TensorScatterAdd' if add else 'TensorScatterUpdate'}]")
+    if not len(rows):
+        return out
+    if k == 0:  # each row is the whole tensor
+        if add:
+            out += ups.sum(0, dtype=out.dtype)
+        else:
+            out[...] = ups[-1]
+        return out
+    at = tuple(rows.T)
+    if add:
+        np.add.at(out, at, ups)
+    else:
+        out[at] = ups
     return np.asarray(out)
 
 
@@ -55,3 +74,16 @@ define("tensor_scatter_update", ["tensor", "indices", "updates"], _scatter_infer
        tf_name="TensorScatterUpdate",
        summary="a copy of tensor with the slices at indices (rows of the last dim) replaced by updates",
        tf_api="tensor_scatter_nd_update")
+
+
+def _scatter_add_infer(types, attrs):
+    out = _scatter_infer(types, attrs, "TensorScatterAdd")
+    if not (out.dtype.is_floating or out.dtype.is_integer):
+        raise InvalidArgumentError(f"TensorScatterAdd does not support dtype {out.dtype.name} [Op:TensorScatterAdd]")
+    return out
+
+
+define("tensor_scatter_add", ["tensor", "indices", "updates"], _scatter_add_infer,
+       lambda arrays, attrs: _scatter_kernel(arrays, attrs, add=True), tf_name="TensorScatterAdd",
+       summary="a copy of tensor with updates added at indices (rows of the last dim; repeated rows add up)",
+       tf_api="tensor_scatter_nd_add")

@@ -15,6 +15,7 @@ from tfn.dialects import mlir_loading  # noqa: F401  (first: MLIR loads on first
 from tfn import (  # noqa: F401
     autograph,
     config,
+    debugging,
     dtypes,
     errors,
     linalg,

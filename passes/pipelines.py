@@ -47,7 +47,7 @@ _define("tfn-bufferize", "Stage `bufferized`: tensors to memrefs with every temp
         "tfn-pack-matmul", "tfn-vectorize-kernels", "tfn-vectorize-reductions", "tfn-parallelize",
         "tfn-vectorize-depthwise",
         "tfn-vectorize-elementwise",
-        "tfn-mark-readonly-args", BUFFERIZE,
+        "tfn-mark-readonly-args", BUFFERIZE, "tfn-copy-strided-results",
         "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs", "canonicalize")
 # tfn-div-by-constant before tfn-polynomial-approximation: the polynomials divide by no constant, and the tanh of
 # other types that the latter expands (math-expand-ops) is expanded after the divisions were rewritten, as when it

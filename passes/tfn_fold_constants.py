@@ -6,11 +6,8 @@ kernel in the op table (the NumPy code eager execution runs), so a folded result
 they are: ops with effects (`tfn.print`; the collectives, whose result holds the other replicas' values: folded,
 the exchange would run in the compiler and its sum be cached with the code), results of dynamic shape or over
 1024 elements (a big constant would bloat the IR), and ops whose kernel fails on these operands (the compiled op
-reports the error when it runs).
-
-Folding an op that may report a run-time error would shift the error codes of the failing ops after it (codes are
-positions in the traced module: lowering/runtime_errors.py), so when one is folded, every remaining such op keeps
-its code in an attribute (runtime_errors.SITE).
+reports the error when it runs). Before folding, each op that may report a run-time error gets its error code
+written on it (runtime_errors.number_sites): a folded one leaves no gap in the numbering the runtime reads.
 """
 import numpy as np
 from mlir import ir
@@ -19,6 +16,7 @@ from tfn.dialects import attrs as attr_codec
 from tfn.dialects import optable
 from tfn.dialects.ops_collective import COLLECTIVES
 from tfn.dialects.types import TensorType
+from tfn.passes import tfn_to_linalg  # noqa: F401  (registers every op's run-time error formatter)
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.registry import register
 from tfn.passes.walk import tfn_ops
@@ -69,15 +67,12 @@ def _fold(opdef, op, operands):
           "(computed by the op table's reference kernels)")
 def fold_constants(module_op):
     constants = {}
-    sites, kept, folded = 0, [], False  # failing ops seen; (op, code) of those left; whether one was folded
-    for op in tfn_ops(module_op):
+    ops = list(tfn_ops(module_op))
+    runtime_errors.number_sites(ops)
+    for op in ops:
         if op.name == "tfn.constant":
             constants[op.results[0]] = op
             continue
-        fails = runtime_errors.may_fail_op(op)
-        if fails:
-            sites += 1
-            kept.append((op, sites))
         operands = _constant_operands(op, constants)
         if operands is None:
             continue
@@ -93,10 +88,3 @@ def fold_constants(module_op):
                 r.replace_all_uses_with(c.results[0])
                 constants[c.results[0]] = c
         op.erase()
-        if fails:
-            kept.pop()
-            folded = True
-    if folded:
-        i64 = ir.IntegerType.get_signless(64, module_op.context)
-        for op, code in kept:
-            op.attributes[runtime_errors.SITE] = ir.IntegerAttr.get(i64, code)

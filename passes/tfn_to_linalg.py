@@ -13,6 +13,7 @@ from tfn.passes.lowering import (  # noqa: F401  (each module registers its fami
     elementwise,
     fill,
     gather,
+    gather_nd,
     matmul,
     misc,
     random,

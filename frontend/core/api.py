@@ -7,7 +7,7 @@ from tfn.dialects import optable
 
 OP_API = {}  # OpDef -> its public function
 EXPORTS = {}  # public path ("add" is tfn.add, "math.add" is tfn.math.add) -> function
-NAMESPACES = ("", "math", "linalg", "nn")
+NAMESPACES = ("", "math", "linalg", "nn", "debugging")
 
 
 def export(*paths):

@@ -6,10 +6,11 @@ from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops, ops_gather, ops_shape
 from tfn.gradients.registry import gradient
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
+from tfn.ops.debugging_ops import check_numerics
 from tfn.ops.linalg_ops import matmul
 from tfn.ops.math_grad import unbroadcast
 from tfn.ops.math_ops import cast
-from tfn.ops.scatter_ops import tensor_scatter_nd_update
+from tfn.ops.scatter_ops import tensor_scatter_nd_add, tensor_scatter_nd_update
 from tfn.ops.slicing_ops import gather
 
 
@@ -25,12 +26,6 @@ def _sizes(x):
     """x's sizes: Python ints, int32 scalar tensors for the dynamic ones (read when the function runs)."""
     runtime = shape_ops.shape(x) if None in x._shape else None
     return [runtime[i] if d is None else d for i, d in enumerate(x._shape)]
-
-
-def _static(x, what):
-    if None in x._shape:
-        raise NotImplementedError(f"the gradient of {what} needs an input of static shape, got {x.shape}")
-    return list(x._shape)
 
 
 @gradient(ops.transpose)
@@ -204,18 +199,52 @@ def _place(g, d, n, i):
 
 # tensor_scatter_update ---------------------------------------------------------------------------------
 
+def _scattered_rows(op, g):
+    """g's slices at the scatter's index rows: the gradient of its updates (of their shape, which the op's type
+    rule made indices.shape[:-1] + tensor.shape[k:]). Dynamic dims are read when the function runs."""
+    tensor, indices, _ = op.inputs
+    k = indices._shape[-1]
+    dims = [d if d is not None else shape_ops.shape(tensor, dtypes.int64)[i] for i, d in enumerate(tensor._shape)]
+    at = cast(indices, dtypes.int64)
+    flat, stride = reduction_ops.reduce_sum(at * 0, -1), 1
+    for j in reversed(range(k)):
+        flat = flat + at[..., j] * stride
+        stride = stride * dims[j]
+    return gather(array_ops.reshape(g, [-1] + dims[k:]), flat)
+
+
 @gradient(ops.tensor_scatter_update)
 def _scatter_update_grad(op, g):
     tensor, indices, updates = op.inputs
-    k = indices._shape[-1]
-    shape = _static(tensor, "tfn.tensor_scatter_nd_update")
-    strides = [_prod(shape[j + 1:k]) for j in range(k)]
-    flat = reduction_ops.reduce_sum(cast(indices, dtypes.int64) * convert_to_tensor(np.asarray(strides, np.int64)),
-                                    -1)
-    rows = gather(array_ops.reshape(g, [_prod(shape[:k])] + shape[k:]), flat)
-    d_updates = reshape_to(rows, updates, "tfn.tensor_scatter_nd_update")
+    d_updates = _scattered_rows(op, g)
     d_tensor = tensor_scatter_nd_update(g, indices, fill_ops.zeros_like(updates))
     return d_tensor, None, d_updates
+
+
+@gradient(ops.tensor_scatter_add)
+def _scatter_add_grad(op, g):
+    return g, None, _scattered_rows(op, g)
+
+
+@gradient(ops.gather_nd)
+def _gather_nd_grad(op, g):
+    """g added into zeros of params' shape at the rows gathered (a row gathered twice gets both)."""
+    params, indices = op.inputs
+    return tensor_scatter_nd_add(fill_ops.zeros_like(params), indices, g), None
+
+
+# check_numerics, ensure_shape --------------------------------------------------------------------------
+
+@gradient(ops.check_numerics)
+def _check_numerics_grad(op, g):
+    """As TF: the gradient passes through, itself checked for NaN and infinities."""
+    return check_numerics(g, "Not a number (NaN) or infinity (Inf) values detected in gradient. " +
+                          op.attrs["message"])
+
+
+@gradient(ops.ensure_shape)
+def _ensure_shape_grad(op, g):
+    return g
 
 
 # pad ---------------------------------------------------------------------------------------------------

@@ -1,8 +1,12 @@
-"""`tfn.tensor_scatter_nd_update`: a copy of a tensor with slices replaced (TF's TensorScatterUpdate)."""
-from tfn.core.api import op_api
+"""`tfn.gather_nd` (TF's GatherNd), `tfn.tensor_scatter_nd_update` and `tfn.tensor_scatter_nd_add` (TF's
+TensorScatterUpdate/Add: a copy of a tensor with slices replaced or added to), and `tfn.scatter_nd`, the add into
+zeros of a given shape."""
+from tfn import dtypes
+from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
+from tfn.ops import fill_ops
 
 
 @op_api(ops.tensor_scatter_update, exports=("tensor_scatter_nd_update",))
@@ -11,3 +15,29 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     an index out of range raises InvalidArgumentError (when the compiled function runs)."""
     t = convert_to_tensor(tensor)
     return apply("tensor_scatter_update", [t, convert_to_tensor(indices), convert_to_tensor(updates, t.dtype)])
+
+
+@op_api(ops.tensor_scatter_add, exports=("tensor_scatter_nd_add",))
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """A copy of `tensor` with `updates[j]` added at `tensor[indices[j]]` for each row j of indices' last dim
+    (repeated indices add up); an index out of range raises InvalidArgumentError (when the function runs)."""
+    t = convert_to_tensor(tensor)
+    return apply("tensor_scatter_add", [t, convert_to_tensor(indices), convert_to_tensor(updates, t.dtype)])
+
+
+@op_api(ops.gather_nd, exports=("gather_nd",))
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """The slices params[indices[j]] for each row j of indices' last dim (int32/int64): a tensor of shape
+    indices.shape[:-1] + params.shape[k:]; a row out of range raises InvalidArgumentError (traced: when it runs)."""
+    if batch_dims != 0:
+        raise ValueError("gather_nd: batch_dims other than 0 are not supported by tfn")
+    return apply("gather_nd", [convert_to_tensor(params), convert_to_tensor(indices)])
+
+
+@export("scatter_nd")
+def scatter_nd(indices, updates, shape, name=None):
+    """A tensor of `shape` holding zeros, with updates[j] added at indices[j] (repeated indices add up)."""
+    indices, updates = convert_to_tensor(indices), convert_to_tensor(updates)
+    if updates.dtype is dtypes.bool or updates.dtype.is_string:
+        raise TypeError(f"scatter_nd: updates of dtype {updates.dtype.name} cannot be summed")
+    return tensor_scatter_nd_add(fill_ops.zeros(shape, updates.dtype), indices, updates)

@@ -11,7 +11,7 @@ ops registered with `may_fail`. tfn-to-linalg numbers the ops it receives — th
 module unchanged, as only tfn-verify runs before it — and `describe` computes the same list from the traced
 module the runtime compiled (which carries the user's locations; the .so, cached by the location-free IR text,
 does not) to name the op and the user's line in the message. A pass that removes or reorders tfn ops before
-tfn-to-linalg must keep this numbering (e.g. by numbering first).
+tfn-to-linalg must keep this numbering: tfn-fold-constants writes each code on its op first (`number_sites`).
 
 The flag and details are per calling thread (tfn-hoist-error-slots, tfn-thread-local-errors): calls of one compiled
 function from several threads at once each see their own errors.
@@ -31,6 +31,9 @@ from tfn.passes.walk import collect, tfn_ops
 
 # OpDef -> format(details: list[int], op: ir.Operation) -> message, or (OpError class, message)
 FORMATTERS = {}
+# The code a pass that removes tfn ops before tfn-to-linalg (tfn-fold-constants) wrote on each failing op first,
+# so that the codes stay those `describe` computes from the traced module.
+CODE_ATTR = "tfn.error_code"
 _SYSCONF = "sysconf"  # libc's long sysconf(int): how big the machine's memory is, asked at run time
 
 
@@ -41,28 +44,26 @@ def may_fail(opdef, formatter):
     FORMATTERS[opdef] = formatter
 
 
-# The attribute holding an op's error code when a pass before tfn-to-linalg erased failing ops (tfn-fold-constants):
-# the code the op had in the traced module, which describe() numbers.
-SITE = "tfn.error_site"
-
-
 def site_codes(ops):
-    """The error code of each op in `ops` (program order): its 1-based position among the failing ops (or its
-    SITE attribute), or 0."""
+    """The error code of each op in `ops` (program order): its 1-based position among the failing ops, or 0; a
+    code already written on an op (CODE_ATTR, by number_sites) wins."""
     codes, n = [], 0
     for op in ops:
         if optable.lookup(op.name) in FORMATTERS:
             n += 1
             attrs = op.attributes
-            codes.append(ir.IntegerAttr(attrs[SITE]).value if SITE in attrs else n)
+            codes.append(ir.IntegerAttr(attrs[CODE_ATTR]).value if CODE_ATTR in attrs else n)
         else:
             codes.append(0)
     return codes
 
 
-def may_fail_op(op):
-    """Whether a tfn op may report a run-time error (its op has a formatter)."""
-    return optable.lookup(op.name) in FORMATTERS
+def number_sites(ops):
+    """Write each failing op's code (site_codes) on it as CODE_ATTR: for a pass about to remove some of them."""
+    i64 = ir.IntegerType.get_signless(64)
+    for op, code in zip(ops, site_codes(ops)):
+        if code:
+            op.attributes[CODE_ATTR] = ir.IntegerAttr.get(i64, code)
 
 
 def _module_of(op):

@@ -1,6 +1,7 @@
-"""Lowering of tensor_scatter_update: an scf.for over the index rows, each a tensor.insert_slice at run-time
-offsets into the loop-carried tensor (bufferized in place). A row out of range writes nothing and reports
-through the run-time error channel (runtime_errors.py)."""
+"""Lowering of tensor_scatter_update and tensor_scatter_add: an scf.for over the index rows, each a
+tensor.insert_slice at run-time offsets into the loop-carried tensor (bufferized in place); for an add, the slice
+inserted is the sum of the slice already there (tensor.extract_slice) and the update row. A row out of range
+writes nothing and reports through the run-time error channel (runtime_errors.py)."""
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
@@ -8,8 +9,8 @@ from tfn.dialects import ops
 from tfn.dialects import types as ttypes
 from tfn.dialects.abi import DETAIL_LEN
 from tfn.dialects.types import TensorType
-from tfn.passes.lowering import runtime_errors
-from tfn.passes.lowering.common import dim, index, lowering
+from tfn.passes.lowering import runtime_errors, scalar
+from tfn.passes.lowering.common import dim, index, lowering, map_elementwise
 
 DYN = ir.ShapedType.get_dynamic_size()
 MAX_K = (DETAIL_LEN - 2) // 2  # details: row, k, then k indices and k bounds
@@ -28,6 +29,7 @@ def _format_scatter(details, op):
 
 
 runtime_errors.may_fail(ops.tensor_scatter_update, _format_scatter)
+runtime_errors.may_fail(ops.tensor_scatter_add, _format_scatter)
 
 
 def _delinearize(n, sizes):
@@ -45,10 +47,11 @@ def _sizes(value, tt):
     return [index(d) if d is not None else dim(value, i) for i, d in enumerate(tt.shape)]
 
 
-@lowering(ops.tensor_scatter_update)
-def lower_tensor_scatter_update(rw):
-    """tfn.tensor_scatter_update -> scf.for row: check indices[row] against the dims, then insert
-    updates[row] (a rank-reducing extract_slice) at those offsets (a rank-reducing insert_slice)."""
+@lowering(ops.tensor_scatter_update, ops.tensor_scatter_add)
+def lower_tensor_scatter(rw):
+    """tfn.tensor_scatter_update/add -> scf.for row: check indices[row] against the dims, then insert
+    updates[row] (a rank-reducing extract_slice), or its sum with the slice there, at those offsets (a
+    rank-reducing insert_slice)."""
     dest, indices, updates = rw.operands
     tt, it, ut = rw.in_types
     k = it.shape[-1]
@@ -76,13 +79,14 @@ def lower_tensor_scatter_update(rw):
         with ir.InsertionPoint(guarded.then_block):
             scf.YieldOp([acc])
         with ir.InsertionPoint(guarded.else_block):
-            scf.YieldOp([_insert_row(updates, ut, coords, acc, tt, idx, tail, tail_sizes)])
+            scf.YieldOp([_insert_row(updates, ut, coords, acc, tt, idx, tail, tail_sizes,
+                                     rw.opdef is ops.tensor_scatter_add)])
         scf.YieldOp([guarded.results[0]])
     return [loop.results[0]]
 
 
-def _insert_row(updates, ut, coords, acc, tt, idx, tail, tail_sizes):
-    """acc with updates[coords] written at acc[idx]."""
+def _insert_row(updates, ut, coords, acc, tt, idx, tail, tail_sizes, add):
+    """acc with updates[coords] written at acc[idx] (added to what is there when `add`)."""
     nb = len(coords)
     row_type = ttypes.lowered_tensor_type(tail)
     dyn_tail = [s for s, d in zip(tail_sizes, tail.shape) if d is None]
@@ -90,5 +94,8 @@ def _insert_row(updates, ut, coords, acc, tt, idx, tail, tail_sizes):
     row = tensor.extract_slice(row_type, updates, coords, dyn_tail, [], [DYN] * nb + [0] * tail.rank,
                                [1] * nb + static_tail, [1] * ut.rank)
     k = len(idx)
-    return tensor.insert_slice(row, acc, idx, dyn_tail, [], [DYN] * k + [0] * tail.rank,
-                               [1] * k + static_tail, [1] * tt.rank)
+    sizes = ([DYN] * k + [0] * tail.rank, [1] * k + static_tail, [1] * tt.rank)
+    if add:
+        there = tensor.extract_slice(row_type, acc, idx, dyn_tail, [], *sizes)
+        row = map_elementwise([there, row], [tail, tail], tail, lambda a, b: scalar.add(tail.dtype, a, b))
+    return tensor.insert_slice(row, acc, idx, dyn_tail, [], *sizes)

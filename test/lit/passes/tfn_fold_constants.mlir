@@ -1,16 +1,4 @@
 // RUN: tfn-opt %s --tfn-fold-constants | FileCheck %s
-// Folding an op that may report a run-time error (the reshape) would shift the error codes of those after it: each
-// one left keeps its code in the traced module (the gather was the second such op: codes count
-// over the whole module, so this function comes first).
-// CHECK-LABEL: func.func @codes_kept
-func.func @codes_kept(%p: tensor<3xf32>, %i: tensor<1xi32>) -> (tensor<2x2xf32>, tensor<1xf32>) {
-  %c = "tfn.constant"() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
-  // CHECK-NOT: tfn.reshape
-  %r = "tfn.reshape"(%c) {shape = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2x2xf32>
-  // CHECK: "tfn.gather"{{.*}}tfn.error_site = 2 : i64
-  %g = "tfn.gather"(%p, %i) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<1xi32>) -> tensor<1xf32>
-  return %r, %g : tensor<2x2xf32>, tensor<1xf32>
-}
 
 // Ops on constants become constants, chains fold through (3 + 4 = 7, then 7 > 5), attributes are read
 // (gather along axis 0), and multi-result ops fold every result.
@@ -64,3 +52,15 @@ func.func @kept(%x: tensor<i32>) -> (tensor<i32>, tensor<f32>, tensor<2000xf32>,
   return %s, %g, %big, %r, %c, %ag : tensor<i32>, tensor<f32>, tensor<2000xf32>, tensor<i32>, tensor<i32>, tensor<2xi32>
 }
 
+// Each op that may report a run-time error gets its code (its position among such ops in the module) before
+// folding, so the gather keeps code 11 after the sqrt (code 10) is folded away: the runtime names the op that
+// failed.
+// CHECK-LABEL: func.func @numbered
+func.func @numbered(%p: tensor<3xf32>, %i: tensor<i32>) -> (tensor<f32>, tensor<f32>) {
+  %four = "tfn.constant"() {value = dense<4.0> : tensor<f32>} : () -> tensor<f32>
+  // CHECK-NOT: tfn.sqrt
+  // CHECK: "tfn.gather"(%{{.*}}, %{{.*}}) {axis = 0 : i64, batch_dims = 0 : i64, tfn.error_code = 11 : i64}
+  %two = "tfn.sqrt"(%four) : (tensor<f32>) -> tensor<f32>
+  %g = "tfn.gather"(%p, %i) {axis = 0 : i64, batch_dims = 0 : i64} : (tensor<3xf32>, tensor<i32>) -> tensor<f32>
+  return %g, %two : tensor<f32>, tensor<f32>
+}

@@ -470,6 +470,57 @@ func.func @tensor_scatter_update(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: t
   return %0 : tensor<4x3xf32>
 }
 
+// tensor_scatter_add: as tensor_scatter_update, each row added to the slice already there (repeated rows add up)
+// CHECK-LABEL: func.func @tensor_scatter_add
+func.func @tensor_scatter_add(%t: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<4x3xf32>)
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: %[[THERE:.*]] = tensor.extract_slice %[[ACC]][%{{.*}}, 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<3xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[THERE]], %{{.*}} : tensor<3xf32>, tensor<3xf32>)
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<4x3xf32>
+  %0 = "tfn.tensor_scatter_add"(%t, %i, %u) : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// gather_nd: a linalg.generic over the result reading each index row, checked against params' dims
+// CHECK-LABEL: func.func @gather_nd
+func.func @gather_nd(%p: tensor<4x3xf32>, %i: tensor<?x1xi64>) -> tensor<?x3xf32> {
+  // CHECK: linalg.generic
+  // CHECK: linalg.index 0
+  // CHECK: tensor.extract %{{.*}}[%{{.*}}, %c0{{.*}}] : tensor<?x1xi64>
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: scf.if
+  // CHECK: tensor.extract %{{.*}} : tensor<4x3xf32>
+  %0 = "tfn.gather_nd"(%p, %i) : (tensor<4x3xf32>, tensor<?x1xi64>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// check_numerics: a linalg.reduce of each element's class (2 NaN, 1 Inf) reported through the error channel; the
+// operand passes through
+// CHECK-LABEL: func.func @check_numerics
+func.func @check_numerics(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // CHECK: linalg.reduce ins(%[[X:.*]] : tensor<?x3xf32>) {{.*}} dimensions = [0, 1]
+  // CHECK: arith.cmpf uno
+  // CHECK: math.absf
+  // CHECK: arith.maxsi
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: return %[[X]]
+  %0 = "tfn.check_numerics"(%x) {message = "x"} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// ensure_shape: each dynamic dim the expected shape names is compared with it, then a cast to the refined type
+// CHECK-LABEL: func.func @ensure_shape
+func.func @ensure_shape(%x: tensor<?x?xf32>) -> tensor<?x4xf32> {
+  // CHECK: %[[D:.*]] = tensor.dim %{{.*}}, %c1
+  // CHECK: arith.cmpi ne, %[[D]], %c4
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<?x4xf32>
+  %0 = "tfn.ensure_shape"(%x) {shape = array<i64: -1, 4>} : (tensor<?x?xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
 // print: a run-time callback through the exported function pointer (tfn_to_linalg_callbacks.mlir has the details)
 // CHECK-LABEL: func.func @print
 func.func @print(%x: tensor<3xi32>) {

@@ -1,0 +1,141 @@
+"""`tfn.sort`, `tfn.argsort` and `tfn.math.top_k` (also `tfn.nn.top_k`), composed of tfn ops.
+
+sort/argsort rank each element by comparing it with every other one along the axis (stable; NaN counts as
+larger than every number, as in top_k), then place it by that rank: O(n²) work and memory per sorted line, so
+they suit lines of up to a few thousand elements (a line of 10^5 needs ~10 GB; beyond the machine's memory,
+ResourceExhaustedError). top_k takes the k largest one after another (k passes of a max and an index of it:
+O(n·k)). Both run on dynamic dims and differentiate through `where` (the gradient reaches the elements picked)."""
+import collections
+
+import numpy as np
+
+from tfn import dtypes
+from tfn.core.api import export
+from tfn.core.tensor import convert_to_tensor
+from tfn.dialects import rules
+from tfn.dialects.errors import InvalidArgumentError
+from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
+from tfn.ops.composite import norm_axis, require_dtype, user_error
+from tfn.ops.sequence_ops import _static_count
+
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _line(op, values, axis):
+    """values as a tensor with the sorted axis moved last, and the permutation that moves it back (or None)."""
+    x = convert_to_tensor(values)
+    require_dtype(op, x, rules.NUMERIC)
+    if x.ndim == 0:
+        raise user_error(InvalidArgumentError(f"{op}: input must be at least rank 1, got a scalar"))
+    axis = norm_axis(op, _static_count(axis, "axis", op), x.ndim)
+    if axis == x.ndim - 1:
+        return x, None
+    perm = [d for d in range(x.ndim) if d != axis] + [axis]
+    return array_ops.transpose(x, perm), [int(i) for i in np.argsort(perm)]
+
+
+def _positions(x):
+    n = x._shape[-1]
+    count = convert_to_tensor(n, dtypes.int32) if n is not None else shape_ops.shape(x)[-1]
+    return fill_ops.range(count)
+
+
+def _order(x, descending):
+    """(rank of each element along the last axis, position of each rank): int32 tensors of x's shape."""
+    pos = _positions(x)
+    xi, xj = array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2)  # element i (rows) against j (columns)
+    earlier = math_ops.less(array_ops.reshape(pos, [1, -1]), array_ops.reshape(pos, [-1, 1]))
+    first = math_ops.greater(xj, xi) if descending else math_ops.less(xj, xi)
+    same = math_ops.equal(xj, xi)
+    if x.dtype.is_floating:  # NaN counts as larger than every number, NaNs among themselves by position
+        ni, nj = math_ops.not_equal(xi, xi), math_ops.not_equal(xj, xj)
+        nan_first = math_ops.logical_and(nj, math_ops.logical_not(ni)) if descending else \
+            math_ops.logical_and(ni, math_ops.logical_not(nj))
+        first = math_ops.logical_or(first, nan_first)
+        same = math_ops.logical_or(same, math_ops.logical_and(ni, nj))
+    before = math_ops.logical_or(first, math_ops.logical_and(same, earlier))
+    rank = reduction_ops.reduce_sum(math_ops.cast(before, dtypes.int32), -1)
+    hot = math_ops.equal(array_ops.expand_dims(rank, -2), array_ops.reshape(pos, [-1, 1]))  # [.., rank, element]
+    return rank, hot
+
+
+def _placed(hot, values):
+    """For each rank r, the one element of `values` whose rank is r."""
+    zero = fill_ops.zeros_like(values)
+    return reduction_ops.reduce_sum(math_ops.where(hot, array_ops.expand_dims(values, -2),
+                                                   array_ops.expand_dims(zero, -2)), -1)
+
+
+def _direction(direction):
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise user_error(ValueError(f"`direction` should be one of ASCENDING or DESCENDING, got {direction!r}"))
+    return direction == "DESCENDING"
+
+
+@export("sort")
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """values sorted along `axis` (stable; NaN counts as larger than every number: last ascending, first
+    descending)."""
+    descending = _direction(direction)
+    x, back = _line("Sort", values, axis)
+    _, hot = _order(x, descending)
+    out = _placed(hot, x)
+    return out if back is None else array_ops.transpose(out, back)
+
+
+@export("argsort")
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """The int32 indices that sort values along `axis` (stable: equal values keep their order)."""
+    descending = _direction(direction)
+    x, back = _line("ArgSort", values, axis)
+    _, hot = _order(x, descending)
+    pos = _positions(x)
+    out = _placed(hot, math_ops.add(fill_ops.zeros_like(math_ops.cast(x, dtypes.int32)), pos))
+    return out if back is None else array_ops.transpose(out, back)
+
+
+@export("math.top_k", "nn.top_k")
+def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa: A002
+    """(values, indices) of the k largest elements along the last axis, largest first (equal values: the lower
+    index first). k must be known when the function is traced."""
+    x = convert_to_tensor(input)
+    require_dtype("TopKV2", x, rules.NUMERIC)
+    if x.ndim == 0:
+        raise user_error(InvalidArgumentError("input must be at least 1-D, got a scalar [Op:TopKV2]"))
+    k = _static_count(k, "k", "TopKV2")
+    n = x._shape[-1]
+    if k < 0:
+        raise user_error(InvalidArgumentError(f"Need k >= 0, got {k} [Op:TopKV2]"))
+    if n is not None and n < k:
+        raise user_error(InvalidArgumentError(f"input must have at least k columns. Had {n}, needed {k} "
+                                              "[Op:TopKV2]"))
+    index_type = dtypes.as_dtype(index_type)
+    pos = _positions(x)
+    past = convert_to_tensor(np.iinfo(np.int32).max, dtypes.int32)
+    taken = math_ops.less(fill_ops.zeros_like(x), fill_ops.zeros_like(x))  # all False
+    zero = fill_ops.zeros_like(x)
+    values, indices = [], []
+    for _ in range(k):
+        free = math_ops.logical_not(taken)
+        nan = math_ops.logical_and(math_ops.not_equal(x, x), free)  # NaN counts as the largest, as TF's
+        top = reduction_ops.reduce_max(math_ops.where(free, x, _lowest(x)), -1, keepdims=True)
+        best = math_ops.logical_and(free, math_ops.equal(x, top))
+        if x.dtype.is_floating:
+            any_nan = reduction_ops.reduce_any(nan, -1, keepdims=True)
+            best = math_ops.where(any_nan, nan, best)
+        at = reduction_ops.reduce_min(math_ops.where(best, math_ops.add(math_ops.cast(zero, dtypes.int32), pos),
+                                                     past), -1, keepdims=True)
+        hot = math_ops.equal(pos, at)
+        values.append(reduction_ops.reduce_sum(math_ops.where(hot, x, zero), -1))
+        indices.append(array_ops.squeeze(at, [-1]))
+        taken = math_ops.logical_or(taken, hot)
+    if not values:
+        shape = [d if d is not None else shape_ops.shape(x)[i] for i, d in enumerate(x._shape[:-1])] + [0]
+        return TopKV2(fill_ops.zeros(shape, x.dtype), fill_ops.zeros(shape, index_type))
+    return TopKV2(array_ops.stack(values, -1), math_ops.cast(array_ops.stack(indices, -1), index_type))
+
+
+def _lowest(x):
+    dt = x.dtype.np
+    low = -np.inf if x.dtype.is_floating else np.iinfo(dt).min
+    return convert_to_tensor(np.asarray(low, dt), x.dtype)
