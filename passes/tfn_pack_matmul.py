@@ -405,9 +405,9 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False, 
     """C [batch..., M, N] = fill + A B as pad + pack + tagged packed contraction + collapse + slice. a is A
     [batch..., M, K], or A's transpose [batch..., K, M] when a_transposed; b is B [batch..., K, N], or B's
     transpose [batch..., N, K] when b_transposed (a matmul with a transposed operand reads it as stored: no
-    transposed copy is made). With `epilogue` (matmul_epilogue's (consumer, operand)), returns (the consumer's
-    new result, True) when the consumer could be computed in the contraction's register tiles (fused_epilogue),
-    else (C, False)."""
+    transposed copy is made). With `epilogue` (matmul_epilogue's (consumer, operand) and the least elements of C
+    to fuse), returns (the consumer's new result, True) when the consumer is computed in the contraction's register
+    tiles (fused_epilogue), else (C, False)."""
     sa, sb = _shape(a), _shape(b)
     batch = sa[:nb]
     m, k = (sa[nb + 1], sa[nb]) if a_transposed else (sa[nb], sa[nb + 1])
@@ -418,6 +418,14 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False, 
     # (on case (h)'s training step, tails on all 8 products made the MLIR pipeline 25-30 % slower)
     big = 2 * kp * _prod(batch) * m * np_ >= t.min_parallel_flops
     tail, split = row_tail(t, m) if big else None, None
+    # the consumer is computed in the register tiles (fused_epilogue) only when nothing is padded (it reads C as it
+    # is) and one cache tile holds all of K (it runs once the accumulators hold their final sums); it needs one
+    # register-tile height, so 4-row tiles (for_rows) replace 6-row ones and a tail: an AVX2 kernel ~4 % slower
+    # (for_rows) against a pass over C saved
+    fuse = (epilogue is not None and not nb and np_ == n and cache_tile(kp, t.kr, KC) == kp
+            and m * n >= epilogue[2])
+    if tail is not None and fuse and m % for_rows(t, m).mr == 0:
+        tail = None
     if tail is not None:
         split = _split(batch + [m, np_ // t.nr, t.nr], kp, t)
         if t.workers > 1 and (split is None or split[nb]):
@@ -434,11 +442,9 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False, 
     res = _contract(a, bp, acc, t, t.mr, split, a_transposed, tail)
     if epilogue is None:
         return _unpacked(res, batch + [m, n])
-    # in the register tiles only when nothing is padded (the consumer reads C as it is) and one cache tile holds
-    # all of K (the consumer runs once the accumulators hold their final sums)
-    if nb or tail or mp != m or np_ != n or cache_tile(kp, t.kr, KC) != kp:
+    if not fuse or tail or mp != m:
         return _unpacked(res, batch + [m, n]), False
-    return fused_epilogue(res, *epilogue), True
+    return fused_epilogue(res, *epilogue[:2]), True
 
 
 def _split(acc_shape, kp, t):
@@ -753,11 +759,21 @@ def _filter_panels(w, start, count, cols, cp, t):
 MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
                             "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
 
+# Each epilogue's transform-dialect fusions (tfn-vectorize-kernels) cost ~8 ms of compile time on case (h)'s
+# training step (CPU time of its first call, 2 cores under load: 332 ms without epilogues, 346 with the SGD updates of
+# the 784 x 256 and 256 x 256 weights, 384 with all six, the bias adds and ReLU masks of 128 x 256 included), while
+# the pass over 128 x 256 floats an epilogue saves takes ~5 us; the 784 x 256 update, which the calling thread made
+# alone, took ~55 us.
+MIN_EPILOGUE_ELEMENTS = Option("min-epilogue-elements", "least elements of a matmul's result whose elementwise "
+                               "consumer is computed in its register tiles (default: 2^16)", lambda t: 1 << 16,
+                               positive)
+
 
 @register("tfn-pack-matmul",
           "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling",
-          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER, MIN_PARALLEL_FLOPS])
-def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker, min_parallel_flops):
+          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER, MIN_PARALLEL_FLOPS, MIN_EPILOGUE_ELEMENTS])
+def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker, min_parallel_flops,
+                min_epilogue_elements):
     t = dataclasses.replace(Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker),
                             min_parallel_flops=min_parallel_flops)
     for op in collect(module_op, candidate):
@@ -771,6 +787,8 @@ def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_wor
                 new = rewrite_generic(op, t)
             else:
                 epilogue = matmul_epilogue(op)
+                if epilogue is not None:
+                    epilogue = (*epilogue, min_epilogue_elements)
                 new = rewrite_matmul(op, t, epilogue)
                 if epilogue is not None:
                     new, fused = new

@@ -11,9 +11,11 @@ from tfn.passes import target
 
 RNG = np.random.default_rng(14)
 
-# (A shape, B shape, transpose_a, transpose_b): 128-row products as a training step has them (the first two split
-# over the workers), and sizes that no tile divides (M = 100, N = 70, K = 33) or with a row tail (M = 130)
+# (A shape, B shape, transpose_a, transpose_b): products as a training step has them (the first two split over the
+# workers; results of at least min-epilogue-elements, 2^16, get epilogues: the 2nd and 3rd), and sizes that no tile
+# divides (M = 100, N = 70, K = 33) or with a row tail (M = 130)
 CASES = [((128, 784), (784, 256), False, False), ((128, 784), (128, 256), True, False),
+         ((128, 256), (128, 256), True, False),
          ((128, 256), (256, 256), False, True), ((256, 128), (256, 256), True, False),
          ((128, 32), (32, 64), False, False), ((100, 33), (33, 70), False, False),
          ((130, 48), (48, 32), False, False), ((64, 48), (64, 17), True, False)]
@@ -66,10 +68,10 @@ def test_product_stored_only_when_needed(monkeypatch, level):
     """Fused, the bufferized IR of matmul + bias holds no separate add (the bias is added to the accumulators);
     with the product also returned, the add stays a pass of its own and both results are right."""
     _level(monkeypatch, level)
-    a, b, bias, _ = _arrays(CASES[2])
-    alone = tfn.function(lambda a, b, c: tfn.matmul(a, b, transpose_b=True) + c)
-    both = tfn.function(lambda a, b, c: (tfn.matmul(a, b, transpose_b=True) + c, tfn.matmul(a, b, transpose_b=True)))
-    want = a @ b.T
+    a, b, bias, _ = _arrays(CASES[1])  # x^T dh: 784 x 256, split over the workers
+    alone = tfn.function(lambda a, b, c: tfn.matmul(a, b, transpose_a=True) + c)
+    both = tfn.function(lambda a, b, c: (tfn.matmul(a, b, transpose_a=True) + c, tfn.matmul(a, b, transpose_a=True)))
+    want = a.T @ b
     assert_close(alone(a, b, bias).numpy(), want + bias)
     got_sum, got_product = both(a, b, bias)
     assert_close(got_sum.numpy(), want + bias)

@@ -1,4 +1,4 @@
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1 min-parallel-flops=4194304 min-epilogue-elements=1' | FileCheck %s
 // RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s --check-prefix=AVX2
 // RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
 // The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
@@ -353,6 +353,12 @@ func.func @matmul_rows(%a: tensor<128x512xf32>, %b: tensor<512x48xf32>) -> tenso
   %2 = linalg.matmul ins(%a, %b : tensor<128x512xf32>, tensor<512x48xf32>) outs(%1 : tensor<128x48xf32>) -> tensor<128x48xf32>
   return %2 : tensor<128x48xf32>
 }
+
+// RUN: tfn-opt %s --tfn-pack-matmul | FileCheck %s --check-prefix=SMALL
+// By default only a result of at least 2^16 elements gets its consumer as an epilogue (min-epilogue-elements).
+// SMALL-LABEL: func.func @matmul_epilogue(
+// SMALL-NOT: "epilogue"
+// SMALL: return
 
 // A matmul whose only use is an elementwise generic (bias add + ReLU) that reads it through the identity map and
 // a bias as a row: the generic is rebuilt on the packed layout [M, N / NR, NR] (the bias expanded to [N / NR, NR])

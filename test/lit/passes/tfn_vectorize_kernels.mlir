@@ -1,4 +1,4 @@
-// RUN: tfn-opt %s --split-input-file '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 min-parallel-flops=4194304' --tfn-vectorize-kernels | FileCheck %s
+// RUN: tfn-opt %s --split-input-file '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 min-parallel-flops=4194304 min-epilogue-elements=1' --tfn-vectorize-kernels | FileCheck %s
 
 // The tagged pack, fill and contraction are tiled into static tiles and vectorised; no linalg op and no tag is
 // left, the register tiles loop over panels, then 8-row blocks, then k (GotoBLAS order: one panel of B stays in L1),
