@@ -756,6 +756,10 @@ def _filter_panels(w, start, count, cols, cp, t):
 # ~0.3 ms single-threaded. Waking an idle worker costs 20-50 us on a 2-core VM, and a caller whose worker is
 # descheduled waits for it: at 2 * 128^3 the digits CNN step had three such splits; at 2 * 256^3 its epoch took
 # 57 instead of 64 ms (same process, load ~4) and the MLP 784-256-256-10 step measured the same (1.19 vs 1.20 ms).
+# With its three 2 x 128 x 256 x 256 products split (2^24), that step ran 1.16 -> 1.06 ms (medians of interleaved
+# runs in one process, load ~3), 1.14 -> 0.87 ms with a thread pool that spins before sleeping, but each split costs
+# ~20 ms of compile time (~6 ms fusing the pack and fill into the forall, ~15 ms lowering its async functions: the
+# step's LLVM-dialect module grew by 20 %), which its first call could not afford (<= 1.5x JAX's).
 MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
                             "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
 
