@@ -763,11 +763,10 @@ def _filter_panels(w, start, count, cols, cp, t):
 MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
                             "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
 
-# Each epilogue's transform-dialect fusions (tfn-vectorize-kernels) cost ~8 ms of compile time on case (h)'s
-# training step (CPU time of its first call, 2 cores under load: 332 ms without epilogues, 346 with the SGD updates of
-# the 784 x 256 and 256 x 256 weights, 384 with all six, the bias adds and ReLU masks of 128 x 256 included), while
-# the pass over 128 x 256 floats an epilogue saves takes ~5 us; the 784 x 256 update, which the calling thread made
-# alone, took ~55 us.
+# An epilogue's transform-dialect fusions (tfn-vectorize-kernels) cost compile time: the MLIR pipeline of case (h)'s
+# training step took ~245 ms of CPU time with no epilogue or with the two SGD updates of its 784 x 256 and 256 x 256
+# weights, ~305 ms with all six (the bias adds and ReLU masks of 128 x 256 too), while the pass over 128 x 256 floats
+# an epilogue saves takes ~5 us; the 784 x 256 update, a pass the calling thread made alone, took ~40-55 us.
 MIN_EPILOGUE_ELEMENTS = Option("min-epilogue-elements", "least elements of a matmul's result whose elementwise "
                                "consumer is computed in its register tiles (default: 2^16)", lambda t: 1 << 16,
                                positive)

@@ -21,6 +21,7 @@ from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 _ANY = "!transform.any_op"
+A_ROWS_BYTES = 512 * 1024  # an epilogue's rows of A that stay in L2 across its panels without cache tiles
 
 
 def _results(n):
@@ -134,10 +135,13 @@ def _epilogue_lines(i, tiles, split, fused):
             lines += PRODUCER_LINES["pack"](j, pack, next(t for jj, _, t in fused if jj == j))
     level1 = tiles[0][:2] + [0]
     level2 = tiles[1][:2] + [0]
-    # the cache tiles change the loop order only with several row blocks and several panels per task: otherwise
-    # they are left out (each tile_using_for + fusion costs compile time: ~8 ms per epilogue on case (h)'s step)
+    # The cache tiles keep a block of A's rows in L2 while the panels pass (GotoBLAS order). They change the loop
+    # order only with several row blocks and several panels per task, and matter only when A's rows of one task do not
+    # fit in half of L2 (A_ROWS_BYTES); otherwise they are left out: each tile_using_for and fusion costs compile time
+    # (the level of cache tiles was ~8 ms per epilogue on case (h)'s training step).
     rows, panels = ((split[d] if split and split[d] else tiles[2][d]) for d in (0, 1))
-    levels = ((1, level1), (2, level2)) if rows > level1[0] and panels > 1 else ((2, level2),)
+    big_a = rows * tiles[0][2] * 4 > A_ROWS_BYTES
+    levels = ((1, level1), (2, level2)) if rows > level1[0] and panels > 1 and big_a else ((2, level2),)
     for n, sizes in levels:
         lines.append(f"%e{n}_{i}, %el{n}_{i}:2 = transform.structured.tile_using_for {handle} tile_sizes "
                      f"[{', '.join(map(str, sizes))}] interchange = [1, 0, 2] : ({_ANY}) -> {_results(3)}")
