@@ -2,7 +2,9 @@
 per kernel shape.
 
 After bufferization a register tile is three ops: the read of its MR x NR accumulators, the k loop carrying them
-(transfer reads of A and B, vector.contract) and the write back. A training step holds several copies that differ
+(transfer reads of A and B, vector.contract) and the write back; with an epilogue (tfn-pack-matmul), the
+accumulators start as zero vectors and the epilogue's vector ops (reads of its other inputs, elementwise math) come
+between the loop and the write. A training step holds several copies that differ
 only in their memrefs' shapes and strides and in their indices (the MLP 784-256-256-10 step: 8 copies, ~20 % of its
 LLVM module), and every later pass (tfn-lower-vector-ops, convert-vector-to-llvm, ...) and LLVM's code generation
 would process each copy. So each tile becomes a call of a private function holding those three ops, taking as
@@ -30,29 +32,50 @@ def _op(value_owner):
     return getattr(value_owner, "operation", value_owner)
 
 
+# ops an epilogue (tfn-pack-matmul's fused_epilogue) may hold between a tile's k loop and its write: reads of the
+# other inputs, index arithmetic and elementwise vector math (no write, no call)
+_EPILOGUE_DIALECTS = ("arith.", "math.", "affine.apply")
+_EPILOGUE_VECTOR_OPS = ("vector.transfer_read", "vector.broadcast", "vector.shape_cast", "vector.extract",
+                        "vector.splat", "vector.fma")
+
+
+def _epilogue_op(op):
+    return op.name.startswith(_EPILOGUE_DIALECTS) or op.name in _EPILOGUE_VECTOR_OPS
+
+
 def _tile(loop):
-    """(read, loop, write) when `loop` is a register tile's k loop: an scf.for carrying one vector, with a
-    vector.contract inside, its initial value read by the op just before it and its result written by the op just
-    after it (their only uses); else None."""
+    """The ops of one register tile when `loop` is its k loop (an scf.for carrying one vector, with a
+    vector.contract inside), else None: its initial value read by the op just before it (or a constant: an
+    epilogue's accumulators start as zeros), then the loop, then (an epilogue) side-effect-free vector and scalar ops
+    computing on its result, then the write of the result; every value these ops define is used only among them."""
     if len(loop.results) != 1 or not isinstance(loop.results[0].type, ir.VectorType):
-        return None
-    init = loop.operands[3]
-    read = _op(init.owner)
-    if not isinstance(read, ir.Operation) or read.name != "vector.transfer_read" or read.block != loop.block:
-        return None
-    uses = list(loop.results[0].uses)
-    if len(uses) != 1 or len(list(init.uses)) != 1:
-        return None
-    write = _op(uses[0].owner)
-    if write.name != "vector.transfer_write" or write.block != loop.block or uses[0].operand_number != 0:
         return None
     ops = [_op(o) for o in loop.block.operations]
     i = ops.index(loop)
-    if i == 0 or i + 1 == len(ops) or ops[i - 1] != read or ops[i + 1] != write:
+    init = _op(loop.operands[3].owner)
+    if isinstance(init, ir.Operation) and init.name == "vector.transfer_read" and i and ops[i - 1] == init:
+        start = i - 1
+    elif isinstance(init, ir.Operation) and init.name == "arith.constant":
+        start = i
+    else:
         return None
-    if not contains(loop, lambda o: o.name == "vector.contract"):
+    end = i + 1
+    while end < len(ops) and _epilogue_op(ops[end]):
+        end += 1
+    if end == len(ops) or ops[end].name != "vector.transfer_write":
         return None
-    return read, loop, write
+    run = ops[start:end + 1]
+    inside = {r for op in run for r in op.results}
+    for value in inside:
+        for use in value.uses:
+            user = _op(use.owner)
+            while user is not None and user.block != loop.block:
+                user = _op(user.parent) if user.parent is not None else None
+            if user is None or user not in run:
+                return None
+    if ops[end].operands[0] not in inside or not contains(loop, lambda o: o.name == "vector.contract"):
+        return None
+    return run
 
 
 def _free_uses(ops):
@@ -99,7 +122,7 @@ def _is_constant(value):
 def _outline(tile, module_body, name):
     """Move the tile's ops into a new function `name` (at the end of `module_body`) called in their place; returns
     the function, or None when a memref it uses has no strided layout (the tile is then left as it is)."""
-    read, loop, write = tile
+    loop = next(op for op in tile if op.name == "scf.for")
     uses = _free_uses(tile)
     # one argument per memref (or other value) used, per use of an index (a loop bound, an index of a transfer,
     # whether a constant or not: tiles whose indices coincide differently share the function), a copy of each
@@ -119,7 +142,7 @@ def _outline(tile, module_body, name):
         types = [_general(v.type) for v in params]
         if any(t is None for t in types):
             return None
-        with ir.InsertionPoint(read):
+        with ir.InsertionPoint(tile[0]):
             args = [v if v.type == t else memref.cast(t, v) for v, t in zip(params, types)]
             call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
         with ir.InsertionPoint(module_body):

@@ -404,11 +404,13 @@ def _transpose_source(value, rank):
     return owner.operands[0] if perm == list(range(rank - 2)) + [rank - 1, rank - 2] else None
 
 
-def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
+def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False, epilogue=None):
     """C [batch..., M, N] = fill + A B as pad + pack + tagged packed contraction + collapse + slice. a is A
     [batch..., M, K], or A's transpose [batch..., K, M] when a_transposed; b is B [batch..., K, N], or B's
     transpose [batch..., N, K] when b_transposed (a matmul with a transposed operand reads it as stored: no
-    transposed copy is made)."""
+    transposed copy is made). With `epilogue` (matmul_epilogue's (consumer, operand) and the least elements of C
+    to fuse), returns (the consumer's new result, True) when the consumer is computed in the contraction's register
+    tiles (fused_epilogue), else (C, False)."""
     sa, sb = _shape(a), _shape(b)
     batch = sa[:nb]
     m, k = (sa[nb + 1], sa[nb]) if a_transposed else (sa[nb], sa[nb + 1])
@@ -419,6 +421,14 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
     # (on case (h)'s training step, tails on all 8 products made the MLIR pipeline 25-30 % slower)
     big = 2 * kp * _prod(batch) * m * np_ >= t.min_parallel_flops
     tail, split = row_tail(t, m) if big else None, None
+    # the consumer is computed in the register tiles (fused_epilogue) only when nothing is padded (it reads C as it
+    # is) and one cache tile holds all of K (it runs once the accumulators hold their final sums); it needs one
+    # register-tile height, so 4-row tiles (for_rows) replace 6-row ones and a tail: an AVX2 kernel ~4 % slower
+    # (for_rows) against a pass over C saved
+    fuse = (epilogue is not None and not nb and np_ == n and cache_tile(kp, t.kr, KC) == kp
+            and m * n >= epilogue[2])
+    if tail is not None and fuse and m % for_rows(t, m).mr == 0:
+        tail = None
     if tail is not None:
         split = _split(batch + [m, np_ // t.nr, t.nr], kp, t)
         if t.workers > 1 and (split is None or split[nb]):
@@ -432,7 +442,12 @@ def packed_product(a, b, fill, t, nb=0, a_transposed=False, b_transposed=False):
     acc = _filled(tensor.EmptyOp(batch + [mp, np_ // t.nr, t.nr], ir.F32Type.get()).result, fill,
                   _largest_divisor(mp, t.mr))
     a = _padded(a, batch + ([kp, mp] if a_transposed else [mp, kp]))
-    return _unpacked(_contract(a, bp, acc, t, t.mr, split, a_transposed, tail), batch + [m, n])
+    res = _contract(a, bp, acc, t, t.mr, split, a_transposed, tail)
+    if epilogue is None:
+        return _unpacked(res, batch + [m, n])
+    if not fuse or tail or mp != m:
+        return _unpacked(res, batch + [m, n]), False
+    return fused_epilogue(res, *epilogue[:2]), True
 
 
 def _split(acc_shape, kp, t):
@@ -444,14 +459,103 @@ def _split(acc_shape, kp, t):
     return worker_split(acc_shape, t.mr, t.workers, task_count(flops, t))
 
 
-def rewrite_matmul(op, t):
+def rewrite_matmul(op, t, epilogue=None):
     """packed_product of a candidate matmul / batch_matmul; an operand that is a linalg.transpose of the last two
-    dims is read through it (the transpose is erased once unused)."""
+    dims is read through it (the transpose is erased once unused). With `epilogue`, (value, fused) as
+    packed_product returns it."""
     a, b, c = op.operands
     nb = 1 if op.name == "linalg.batch_matmul" else 0
     a_src, b_src = _transpose_source(a, nb + 2), _transpose_source(b, nb + 2)
     return packed_product(a if a_src is None else a_src, b if b_src is None else b_src, _fill_value(c), t, nb,
-                          a_src is not None, b_src is not None)
+                          a_src is not None, b_src is not None, epilogue)
+
+
+def _is_identity(m):
+    return m.n_symbols == 0 and m.n_dims == len(m.results) and m == ir.AffineMap.get_identity(m.n_dims)
+
+
+def _is_row(m):
+    """Whether m is (d0, d1) -> (d1): a vector of one value per column (a bias) broadcast along the rows."""
+    return m.n_symbols == 0 and m == ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(1)])
+
+
+def matmul_epilogue(op):
+    """(consumer, operand number) when a candidate linalg.matmul's only use is an elementwise linalg.generic that
+    tfn-pack-matmul can compute in the contraction's register tiles (fused_epilogue): all-parallel over op's
+    [M, N], one f32 result written through the identity map, its init's block argument unused, no linalg.index,
+    reading op's result and every other input (static f32) through the identity map or as a row [N] (a bias);
+    else None."""
+    uses = list(op.results[0].uses)
+    if op.name != "linalg.matmul" or len(uses) != 1:
+        return None
+    g, operand = uses[0].owner, uses[0].operand_number
+    g = getattr(g, "operation", g)
+    if g.name != "linalg.generic" or len(g.results) != 1 or operand >= len(g.operands) - 1:
+        return None
+    if "reduction" in str(g.attributes["iterator_types"]) or len(g.regions[0].blocks) != 1:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    if not _is_identity(maps[-1]) or maps[-1].n_dims != 2 or not _is_identity(maps[operand]):
+        return None
+    if not all(_static_f32(v) for v in g.operands) or _shape(g.results[0]) != _shape(op.results[0]):
+        return None
+    if any(not (_is_identity(m) or _is_row(m)) for m in maps[:-1]):
+        return None
+    block = g.regions[0].blocks[0]
+    if list(block.arguments[len(block.arguments) - 1].uses):
+        return None
+    if any(getattr(o, "operation", o).name == "linalg.index" for o in block.operations):
+        return None
+    return g, operand
+
+
+def fused_epilogue(res, g, operand):
+    """The elementwise consumer g of a contraction's product, rebuilt on the packed layout [M, N / NR, NR] of the
+    contraction's result `res` (g's input `operand`) and tagged `epilogue` for tfn-vectorize-kernels, which
+    computes it on the accumulators in registers once their k loop is done: the product is never stored, and
+    the pass over memory that g made is gone (a bias add, a ReLU's backward mask, an SGD update of the weights
+    a gradient is for). The worker split moves from the contraction to it. Returns g's result, collapsed to
+    [M, N]; g's body is moved into the new op."""
+    m, panels, nr = _shape(res)
+    f32 = ir.F32Type.get()
+    maps = [ir.AffineMapAttr(x).value for x in ir.ArrayAttr(g.attributes["indexing_maps"])]
+    n_in = len(g.operands) - 1
+    d = [ir.AffineDimExpr.get(i) for i in range(3)]
+    with ir.InsertionPoint(g), g.location:
+        inputs, in_maps = [res], [identity_map(3)]
+        for i in range(n_in):
+            if i == operand:
+                continue
+            v = g.operands[i]
+            if _is_identity(maps[i]):
+                inputs.append(tensor.expand_shape(ir.RankedTensorType.get([m, panels, nr], f32), v, [[0], [1, 2]],
+                                                  [], [m, panels, nr]))
+                in_maps.append(identity_map(3))
+            else:
+                inputs.append(tensor.expand_shape(ir.RankedTensorType.get([panels, nr], f32), v, [[0, 1]], [],
+                                                  [panels, nr]))
+                in_maps.append(affine_map(3, [d[1], d[2]]))
+        out = tensor.EmptyOp([m, panels, nr], f32).result
+        new = linalg.GenericOp([out.type], inputs, [out],
+                               ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in in_maps + [identity_map(3)]]),
+                               ir.ArrayAttr.get(parallel(3)))
+        block = new.regions[0].blocks.append(*[f32] * (len(inputs) + 1))
+        old = g.regions[0].blocks[0]
+        order = [operand] + [i for i in range(n_in) if i != operand]
+        for new_arg, i in zip(block.arguments, order):
+            old.arguments[i].replace_all_uses_with(new_arg)
+        ops = old.operations
+        for _ in range(len(ops)):
+            block.append(ops[0])  # (moves it, the yield last)
+        contraction = res.owner.operation
+        attrs = contraction.attributes
+        new.operation.attributes["tfn.kernel"] = ir.StringAttr.get("epilogue")
+        new.operation.attributes["tfn.tiles"] = attrs["tfn.tiles"]
+        if "tfn.split" in attrs:
+            split = list(ir.DenseI64ArrayAttr(attrs["tfn.split"]))
+            new.operation.attributes["tfn.split"] = ir.DenseI64ArrayAttr.get(split[:2] + split[3:])
+            del attrs["tfn.split"]
+        return tensor.collapse_shape(ir.RankedTensorType.get([m, panels * nr], f32), new.result, [[0], [1, 2]])
 
 
 def _attr_pair(op, name):
@@ -655,14 +759,27 @@ def _filter_panels(w, start, count, cols, cp, t):
 # ~0.3 ms single-threaded. Waking an idle worker costs 20-50 us on a 2-core VM, and a caller whose worker is
 # descheduled waits for it: at 2 * 128^3 the digits CNN step had three such splits; at 2 * 256^3 its epoch took
 # 57 instead of 64 ms (same process, load ~4) and the MLP 784-256-256-10 step measured the same (1.19 vs 1.20 ms).
+# With its three 2 x 128 x 256 x 256 products split (2^24), that step ran 1.16 -> 1.06 ms (medians of interleaved
+# runs in one process, load ~3), 1.14 -> 0.87 ms with a thread pool that spins before sleeping, but each split costs
+# ~20 ms of compile time (~6 ms fusing the pack and fill into the forall, ~15 ms lowering its async functions: the
+# step's LLVM-dialect module grew by 20 %), which its first call could not afford (<= 1.5x JAX's).
 MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
                             "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
+
+# An epilogue's transform-dialect fusions (tfn-vectorize-kernels) cost compile time: the MLIR pipeline of case (h)'s
+# training step took ~245 ms of CPU time with no epilogue or with the two SGD updates of its 784 x 256 and 256 x 256
+# weights, ~305 ms with all six (the bias adds and ReLU masks of 128 x 256 too), while the pass over 128 x 256 floats
+# an epilogue saves takes ~5 us; the 784 x 256 update, a pass the calling thread made alone, took ~40-55 us.
+MIN_EPILOGUE_ELEMENTS = Option("min-epilogue-elements", "least elements of a matmul's result whose elementwise "
+                               "consumer is computed in its register tiles (default: 2^16)", lambda t: 1 << 16,
+                               positive)
 
 
 @register("tfn-pack-matmul",
           "Rewrite large static f32 matmul/batch_matmul/conv_2d_nhwc_hwcf into packed-B contractions for tiling",
-          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER, MIN_PARALLEL_FLOPS])
-def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker, min_parallel_flops):
+          options=[VECTOR_BITS, VECTOR_REGISTERS, WORKERS, TASKS_PER_WORKER, MIN_PARALLEL_FLOPS, MIN_EPILOGUE_ELEMENTS])
+def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_worker, min_parallel_flops,
+                min_epilogue_elements):
     t = dataclasses.replace(Tiles.for_target(vector_bits, vector_registers, workers, tasks_per_worker),
                             min_parallel_flops=min_parallel_flops)
     for op in collect(module_op, candidate):
@@ -672,12 +789,21 @@ def pack_matmul(module_op, vector_bits, vector_registers, workers, tasks_per_wor
                 found = conv_bias(op)
                 bias, add = found if found is not None else (None, None)
                 new = rewrite_conv(op, t, bias)
+            elif op.name == "linalg.generic":
+                new = rewrite_generic(op, t)
             else:
-                new = (rewrite_generic if op.name == "linalg.generic" else rewrite_matmul)(op, t)
+                epilogue = matmul_epilogue(op)
+                if epilogue is not None:
+                    epilogue = (*epilogue, min_epilogue_elements)
+                new = rewrite_matmul(op, t, epilogue)
+                if epilogue is not None:
+                    new, fused = new
+                    if fused:  # the consumer was rebuilt as the contraction's epilogue
+                        add = epilogue[0]
         producers = [v.owner for v in op.operands[:2]]
         op.results[0].replace_all_uses_with(new)
         op.erase()
-        if add is not None:  # the bias add, now the accumulators' start, is dropped
+        if add is not None:  # the bias add, now the accumulators' start, or the consumer rebuilt as an epilogue
             add.results[0].replace_all_uses_with(new)
             add.erase()
         for p in producers:

@@ -21,6 +21,7 @@ from tfn.passes.registry import register
 from tfn.passes.walk import collect
 
 _ANY = "!transform.any_op"
+A_ROWS_BYTES = 512 * 1024  # an epilogue's rows of A that stay in L2 across its panels without cache tiles
 
 
 def _results(n):
@@ -103,6 +104,59 @@ def _contract_lines(i, tiles, split, fused):
     return lines, hoist
 
 
+def _epilogue_lines(i, tiles, split, fused):
+    """Transform lines for epilogue i (tfn-pack-matmul's fused_epilogue) and, fused into its loops, the contraction,
+    the fill and (when split along panels) the pack it reads (`fused`: [(id, kind, tiles)]). The epilogue is tiled
+    as the contraction would be (cache tiles, then MR x NR register tiles, panels outside rows), the contraction and
+    its fill are fused into each level, and the contraction's register tile is tiled along k: the accumulators
+    start as zero vectors, stay in registers across the k loop, and the epilogue's vector ops run on them before
+    its one write. With `split`, first an scf.forall with one iteration per worker, as _contract_lines does.
+    tiles: the contraction's two levels, then the epilogue's rows and panels. Returns (lines, hoist lines)."""
+    ids = {kind: j for j, kind, _ in fused}
+    c, f = ids["contract"], ids["fill"]
+    lines = [_match(i), _match(c), _match(f)]
+    handle, ch, fh = f"%op{i}", f"%op{c}", f"%op{f}"
+
+    def fuse(producer, into, name):
+        lines.append(f"%{name}, %{name}_c = transform.structured.fuse_into_containing_op {producer} into {into} "
+                     f": ({_ANY}, {_ANY}) -> ({_ANY}, {_ANY})")
+        return f"%{name}", f"%{name}_c"
+
+    if split is not None:
+        lines.append(f"%e0_{i}, %ef0_{i} = transform.structured.tile_using_forall {handle} tile_sizes "
+                     f"[{', '.join(map(str, split))}] : ({_ANY}) -> ({_ANY}, {_ANY})")
+        handle, forall = f"%e0_{i}", f"%ef0_{i}"
+        ch, forall = fuse(ch, forall, f"ec0_{i}")
+        fh, forall = fuse(fh, forall, f"eh0_{i}")
+        if "pack" in ids:
+            j = ids["pack"]
+            lines.append(_match(j))
+            pack, forall = fuse(f"%op{j}", forall, f"ep0_{i}")
+            lines += PRODUCER_LINES["pack"](j, pack, next(t for jj, _, t in fused if jj == j))
+    level1 = tiles[0][:2] + [0]
+    level2 = tiles[1][:2] + [0]
+    # The cache tiles keep a block of A's rows in L2 while the panels pass (GotoBLAS order). They change the loop
+    # order only with several row blocks and several panels per task, and matter only when A's rows of one task do not
+    # fit in half of L2 (A_ROWS_BYTES); otherwise they are left out: each tile_using_for and fusion costs compile time
+    # (the level of cache tiles was ~8 ms per epilogue on case (h)'s training step).
+    rows, panels = ((split[d] if split and split[d] else tiles[2][d]) for d in (0, 1))
+    big_a = rows * tiles[0][2] * 4 > A_ROWS_BYTES
+    levels = ((1, level1), (2, level2)) if rows > level1[0] and panels > 1 and big_a else ((2, level2),)
+    for n, sizes in levels:
+        lines.append(f"%e{n}_{i}, %el{n}_{i}:2 = transform.structured.tile_using_for {handle} tile_sizes "
+                     f"[{', '.join(map(str, sizes))}] interchange = [1, 0, 2] : ({_ANY}) -> {_results(3)}")
+        handle = f"%e{n}_{i}"
+        ch, inner = fuse(ch, f"%el{n}_{i}#1", f"ec{n}_{i}")
+        fh, _ = fuse(fh, inner, f"eh{n}_{i}")
+    hoist = []
+    if tiles[1][2] != tiles[0][2]:  # k in register-tile steps of KR (a single step needs no loop)
+        text, ch, loop = _tile(ch, [0, 0, tiles[1][2], 0], f"ek_{i}")
+        lines.append(text)
+        hoist.append(f"transform.loop.hoist_loop_invariant_subsets {loop} : {_ANY}")
+    lines += [f"transform.structured.vectorize {h} : {_ANY}" for h in (ch, handle, fh)]
+    return lines, hoist
+
+
 def _with(sizes, d, value):
     return [value if k == d else s for k, s in enumerate(sizes)]
 
@@ -111,6 +165,8 @@ def _schedule_op(i, kind, tiles, split=None, fused=()):
     """Transform lines for tagged op number i; returns (lines, hoist lines)."""
     if kind == "contract":
         return _contract_lines(i, tiles, split, fused)
+    if kind == "epilogue":
+        return _epilogue_lines(i, tiles, split, fused)
     return [_match(i)] + PRODUCER_LINES[kind](i, f"%op{i}", tiles), []
 
 
@@ -122,7 +178,8 @@ def schedule_text(kernels):
         lines, hoist = _schedule_op(i, kind, tiles, split, fused)
         body += lines
         hoists += hoist
-    return _finish(body, hoists)
+    epilogues = any(kind == "epilogue" for _, kind, _, _, _ in kernels)
+    return _finish(body, hoists, epilogues)
 
 
 def simple_schedule_text(kernels):
@@ -136,7 +193,12 @@ def simple_schedule_text(kernels):
     return named_sequence(body)
 
 
-def _finish(body, hoists):
+def _finish(body, hoists, epilogues=False):
+    """body, then the clean-up patterns and the hoisting of the accumulators; with `epilogues`, canonicalization
+    once more after the hoisting: it forwards an epilogue's accumulators from their hoisted write to its read (and
+    the zero fill to the first read), so that neither is stored."""
+    after = [f"transform.apply_patterns to %f {{ transform.apply_patterns.canonicalization }} : {_ANY}",
+             f"transform.apply_cse to %f : {_ANY}"] if epilogues else []
     body = body + [f'%f = transform.structured.match ops{{["func.func"]}} in %root : ({_ANY}) -> {_ANY}',
              "transform.apply_patterns to %f {",
              "  transform.apply_patterns.vector.reduction_to_contract",
@@ -146,7 +208,7 @@ def _finish(body, hoists):
              "  transform.apply_patterns.linalg.tiling_canonicalization",
              "  transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers",
              f"}} : {_ANY}",
-             f"transform.apply_cse to %f : {_ANY}"] + hoists
+             f"transform.apply_cse to %f : {_ANY}"] + hoists + after
     return named_sequence(body)
 
 
@@ -212,6 +274,26 @@ def _fusable(contract, operand, split):
     return owner if operand == 2 or any(split[:nb]) or split[nb + 1] else None
 
 
+def _kernel_id(value):
+    owner = value.owner
+    owner = getattr(owner, "operation", owner)
+    return ir.IntegerAttr(owner.attributes["tfn.kernel_id"]).value
+
+
+def _epilogue_producers(op, split, info):
+    """[(id, kind, tiles)] of the ops fused into epilogue op's loops: its contraction (input 0), the contraction's
+    fill and, when the split is along panels and the contraction is the pack's only user, the pack of B."""
+    contract = op.operands[0].owner
+    contract = getattr(contract, "operation", contract)
+    found = [_kernel_id(op.operands[0]), _kernel_id(contract.operands[2])]
+    pack = contract.operands[1].owner
+    pack = getattr(pack, "operation", pack)
+    if (split is not None and split[1] and "tfn.kernel_id" in pack.attributes
+            and len(list(pack.results[0].uses)) == 1):
+        found.append(_kernel_id(contract.operands[1]))
+    return [(j, info[j][0], info[j][1]) for j in found]
+
+
 @register("tfn-vectorize-kernels", "Tile and vectorise the packs, fills and contractions tfn-pack-matmul tagged")
 def vectorize_kernels(module_op):
     ops = collect(module_op, lambda op: "tfn.kernel" in op.attributes)
@@ -226,6 +308,8 @@ def vectorize_kernels(module_op):
             if name in op.attributes:
                 del op.attributes[name]
         op.attributes["tfn.kernel_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+        if kind == "epilogue":  # its rows and panels
+            tiles = tiles[:2] + [list(ir.RankedTensorType(op.results[0].type).shape)[:2]]
         info.append((kind, tiles, split))
     fused = {}  # contraction id -> [(producer id, kind, tiles)]
     for i, (op, (kind, _, split)) in enumerate(zip(ops, info)):
@@ -236,6 +320,9 @@ def vectorize_kernels(module_op):
             if producer is not None:
                 j = ir.IntegerAttr(producer.attributes["tfn.kernel_id"]).value
                 fused.setdefault(i, []).append((j, info[j][0], info[j][1]))
+    for i, (op, (kind, _, split)) in enumerate(zip(ops, info)):
+        if kind == "epilogue":
+            fused[i] = _epilogue_producers(op, split, info)
     inside = {j for producers in fused.values() for j, _, _ in producers}
     kernels = [(i, kind, tiles, split, fused.get(i, ())) for i, (kind, tiles, split) in enumerate(info)
                if i not in inside]

@@ -10,15 +10,19 @@ N / BLOCK + BLOCK / LANES rather than with N (a sequential loop: N). Big static 
 are split into an scf.forall of `workers` x `tasks-per-worker` tasks (options; defaults: the cores available and 4;
 run on MLIR's async runtime by tfn-async-parallel, which hands each task to whichever thread is free): rows are
 divided among the tasks, a full reduction is cut into one column range per task whose partial results are then
-combined. Reductions over leading
-axes already vectorise (their inner loop is parallel) and are left to tfn-parallelize, as are static rows shorter
-than MIN_ROW and every other element type and combiner.
+combined. A static reduction over leading axes (a bias gradient: the column sums of [R, N]) smaller than
+tfn-parallelize splits becomes a loop over blocks of LANES columns, each summing the rows in order in one vector
+(the last block masked): the same operations in the same order as linalg's scalar loops, which LLVM did not
+vectorise (it cannot tell the init from the input apart: on case (h)'s 128 x 256 bias gradients, scalar loads, adds
+and stores of every element). Bigger ones are left to tfn-parallelize, as are static rows shorter than MIN_ROW and
+every other element type and combiner.
 """
 from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
 from tfn.passes.options import LANES, TASKS_PER_WORKER, WORKERS
 from tfn.passes.registry import register
+from tfn.passes.tfn_parallelize import MIN_WORK
 from tfn.passes.walk import collect
 
 BLOCK_VECTORS = 64  # sums: vectors per block, whose partials restart at the identity
@@ -54,7 +58,8 @@ def _static_product(shape):
 
 
 def candidate(op):
-    """Whether op is a linalg.reduce on f32 tensors over its trailing dims with a combiner this pass vectorises."""
+    """Whether op is a linalg.reduce on f32 tensors with a combiner this pass vectorises, over its trailing dims, or
+    over its leading ones (static, at least MIN_ROW kept elements, fewer than tfn-parallelize's MIN_WORK in all)."""
     if op.name != "linalg.reduce" or len(op.operands) != 2 or len(op.results) != 1:
         return False
     x, init = (op.operands[0].type, op.operands[1].type)
@@ -62,9 +67,15 @@ def candidate(op):
         return False
     rank = ir.RankedTensorType(x).rank
     dims = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    if not dims or dims != list(range(dims[0], rank)) or _combiner(op) is None:
+    if not dims or _combiner(op) is None:
         return False
-    n = _static_product(list(ir.RankedTensorType(x).shape)[dims[0]:])
+    shape = list(ir.RankedTensorType(x).shape)
+    if dims == list(range(len(dims))) and len(dims) < rank:  # leading axes
+        kept, total = _static_product(shape[len(dims):]), _static_product(shape)
+        return total is not None and kept >= MIN_ROW and total < MIN_WORK
+    if dims != list(range(dims[0], rank)):
+        return False
+    n = _static_product(shape[dims[0]:])
     return n is None or n >= MIN_ROW
 
 
@@ -140,6 +151,30 @@ class _Kernel:
             value = self.combine(tensor.extract(acc, [r]), self.row(x2, r, n))
             scf.YieldOp([tensor.insert(value, acc, [r])])
         return loop.results[0]
+
+
+def columns(k, x2, out):
+    """out[j] combined with x2[0, j], x2[1, j], ... in row order, for every column j of the static x2 [R, N]: per
+    block of LANES columns one vector, read from out, combined with each row's block and written back (the last
+    block masked when LANES does not divide N); returns the new out."""
+    rows, n = ir.RankedTensorType(x2.type).shape
+
+    def block(acc, j, in_bounds):
+        start = k.read(acc, [j], in_bounds)
+        loop = scf.ForOp(_index(0), _index(rows), _index(1), [start])
+        with ir.InsertionPoint(loop.body):
+            row = k.read(x2, [loop.induction_variable, j], in_bounds)
+            scf.YieldOp([k.combine(row, loop.inner_iter_args[0])])
+        perm = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
+        return vector.transfer_write(acc.type, loop.results[0], acc, [j], perm, [in_bounds])
+
+    main = n - n % k.lanes
+    if main:
+        loop = scf.ForOp(_index(0), _index(main), _index(k.lanes), [out])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([block(loop.inner_iter_args[0], loop.induction_variable, True)])
+        out = loop.results[0]
+    return block(out, _index(main), False) if main < n else out
 
 
 def _round_up(n, m):
@@ -228,7 +263,11 @@ def rewrite(op, lanes, workers, tasks_per_worker=1):
     x, init = op.operands
     k = _Kernel(_combiner(op), lanes)
     rank = ir.RankedTensorType(x.type).rank
-    first = min(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    dims = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if dims == list(range(len(dims))) and len(dims) < rank:  # leading axes: column blocks
+        out = _collapsed(init, [list(range(rank - len(dims)))])
+        return _expanded(columns(k, _collapsed(x, [dims, list(range(len(dims), rank))]), out), init)
+    first = dims[0]
     reduced = list(range(first, rank))
     xshape = list(ir.RankedTensorType(x.type).shape)
     n, total = _static_product(xshape[first:]), _static_product(xshape)

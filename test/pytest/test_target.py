@@ -65,7 +65,8 @@ def test_pipeline_text_names_every_option_of_the_target():
     text = registry.pipeline_text("tfn-pipeline", host)
     assert f"tfn-parallelize{{workers={host.cores} tasks-per-worker=4}}" in text
     assert (f"tfn-pack-matmul{{vector-bits={host.vector_bits} vector-registers={host.vector_registers} "
-            f"workers={host.cores} tasks-per-worker=4 min-parallel-flops={2 * 256 ** 3}}}") in text
+            f"workers={host.cores} tasks-per-worker=4 min-parallel-flops={2 * 256 ** 3} "
+            f"min-epilogue-elements={1 << 16}}}") in text
     assert f"tfn-vectorize-elementwise{{lanes={host.vector_bits // 8} vector-bits={host.vector_bits}}}" in text
     assert "tfn-lower-to-linalg" not in text  # named pipelines are spelled out
     assert "tfn-pack-matmul{vector-bits=256 vector-registers=16" in registry.pipeline_text("tfn-pipeline", avx2)

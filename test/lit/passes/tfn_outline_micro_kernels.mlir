@@ -1,4 +1,5 @@
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=1' --tfn-vectorize-kernels --tfn-bufferize --tfn-outline-micro-kernels --tfn-outline-micro-kernels | FileCheck %s
+// RUN: tfn-opt %s --split-input-file '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=1' --tfn-vectorize-kernels --tfn-bufferize --tfn-outline-micro-kernels --tfn-outline-micro-kernels | FileCheck %s
+// RUN: tfn-opt %s --split-input-file '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=1 min-epilogue-elements=1' --tfn-vectorize-kernels --tfn-bufferize --tfn-outline-micro-kernels | FileCheck %s --check-prefix=EPI
 
 // The register tiles of two products of different shapes (K = 72 and 96, other strides) call one function: the
 // memrefs are cast to dynamic sizes and strides (the unit innermost stride kept), the indices and loop bounds are
@@ -53,4 +54,38 @@ func.func @sum(%m: memref<16x8xf32>) -> vector<8xf32> {
     scf.yield %s : vector<8xf32>
   }
   return %r : vector<8xf32>
+}
+
+// -----
+
+// With an epilogue (tfn-pack-matmul's fused_epilogue: bias add + ReLU), a register tile is the k loop starting from
+// zero vectors, the epilogue's reads and vector math, and the write: all of it is the function's; the bias is one
+// more memref argument.
+// EPI-LABEL: func.func @epilogue
+// EPI: memref.cast %{{.*}} : memref<2x32xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// EPI: func.call @__tfn_micro_kernel_0(
+// EPI-NOT: vector.contract
+// EPI-NOT: arith.maximumf
+// EPI: return
+// EPI: func.func private @__tfn_micro_kernel_0(
+// EPI: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x1x32xf32>
+// EPI: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x1x32xf32>)
+// EPI: vector.contract
+// EPI: vector.transfer_read {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<32xf32>
+// EPI: arith.addf %[[ACC]]
+// EPI: arith.maximumf
+// EPI: vector.transfer_write
+// EPI-NEXT: return
+func.func @epilogue(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<128x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x64xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x64xf32>) outs(%1 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%2, %bias : tensor<128x64xf32>, tensor<64xf32>) outs(%0 : tensor<128x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    %5 = arith.maximumf %4, %cst : f32
+    linalg.yield %5 : f32
+  } -> tensor<128x64xf32>
+  return %3 : tensor<128x64xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s
+// RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=512 vector-registers=32 workers=2 tasks-per-worker=1 min-parallel-flops=4194304 min-epilogue-elements=1' | FileCheck %s
 // RUN: tfn-opt %s '--tfn-pack-matmul=vector-bits=256 vector-registers=16 workers=2 tasks-per-worker=1 min-parallel-flops=4194304' | FileCheck %s --check-prefix=AVX2
 // RUN: tfn-opt %s '--tfn-pack-matmul=workers=1' | FileCheck %s --check-prefix=ONE
 // The options set the register tile and the split: with 256-bit vectors and 16 registers (AVX2) the panels are
@@ -357,4 +357,87 @@ func.func @matmul_rows(%a: tensor<128x512xf32>, %b: tensor<512x48xf32>) -> tenso
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x48xf32>) -> tensor<128x48xf32>
   %2 = linalg.matmul ins(%a, %b : tensor<128x512xf32>, tensor<512x48xf32>) outs(%1 : tensor<128x48xf32>) -> tensor<128x48xf32>
   return %2 : tensor<128x48xf32>
+}
+
+// RUN: tfn-opt %s --tfn-pack-matmul | FileCheck %s --check-prefix=SMALL
+// By default only a result of at least 2^16 elements gets its consumer as an epilogue (min-epilogue-elements).
+// SMALL-LABEL: func.func @matmul_epilogue(
+// SMALL-NOT: "epilogue"
+// SMALL: return
+
+// A matmul whose only use is an elementwise generic (bias add + ReLU) that reads it through the identity map and
+// a bias as a row: the generic is rebuilt on the packed layout [M, N / NR, NR] (the bias expanded to [N / NR, NR])
+// and tagged "epilogue" with the contraction's tiles, for tfn-vectorize-kernels to compute in the register tiles.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}tfn.kernel = "contract", tfn.tiles = [array<i64: 128, 2, 64, 0>, array<i64: 8, 1, 4, 0>]
+// CHECK: %[[B:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 32] : tensor<64xf32> into tensor<2x32xf32>
+// CHECK: %[[E:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[C]], %[[B]] : tensor<128x2x32xf32>, tensor<2x32xf32>)
+// CHECK-SAME: tfn.kernel = "epilogue", tfn.tiles = [array<i64: 128, 2, 64, 0>, array<i64: 8, 1, 4, 0>]
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: tensor.collapse_shape %[[E]] {{.*}} into tensor<128x64xf32>
+func.func @matmul_epilogue(%a: tensor<128x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<128x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<128x64xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x64xf32>) outs(%1 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%2, %bias : tensor<128x64xf32>, tensor<64xf32>) outs(%0 : tensor<128x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    %5 = arith.maximumf %4, %cst : f32
+    linalg.yield %5 : f32
+  } -> tensor<128x64xf32>
+  return %3 : tensor<128x64xf32>
+}
+
+// An SGD update of w by the gradient A^T B (A^T read as stored), big enough for the workers: the worker split moves
+// from the contraction to the epilogue (without the k dim), whose other input w is expanded to the packed layout.
+// CHECK-LABEL: func.func @matmul_epilogue_split
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}tfn.kernel = "contract", tfn.tiles
+// CHECK-NOT: tfn.split
+// CHECK: %[[W:.*]] = tensor.expand_shape %arg2 {{\[\[}}0], [1, 2]] output_shape [256, 4, 32] : tensor<256x128xf32> into tensor<256x4x32xf32>
+// CHECK: linalg.generic {{.*}}ins(%[[C]], %[[W]] : tensor<256x4x32xf32>, tensor<256x4x32xf32>)
+// CHECK-SAME: tfn.kernel = "epilogue", tfn.split = array<i64: 0, 2, 0>
+// CHECK: arith.mulf
+// CHECK: arith.subf
+func.func @matmul_epilogue_split(%a: tensor<128x256xf32>, %b: tensor<128x128xf32>, %w: tensor<256x128xf32>) -> tensor<256x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %lr = arith.constant 0.01 : f32
+  %0 = tensor.empty() : tensor<256x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %t0 = tensor.empty() : tensor<256x128xf32>
+  %at = linalg.transpose ins(%a : tensor<128x256xf32>) outs(%t0 : tensor<256x128xf32>) permutation = [1, 0]
+  %2 = linalg.matmul ins(%at, %b : tensor<256x128xf32>, tensor<128x128xf32>) outs(%1 : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w, %2 : tensor<256x128xf32>, tensor<256x128xf32>) outs(%0 : tensor<256x128xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.mulf %in_0, %lr : f32
+    %5 = arith.subf %in, %4 : f32
+    linalg.yield %5 : f32
+  } -> tensor<256x128xf32>
+  return %3 : tensor<256x128xf32>
+}
+
+// Not an epilogue: C is padded (100 x 130 in 104 x 160), or the product has a second use; the consumer stays.
+// CHECK-LABEL: func.func @matmul_epilogue_not
+// CHECK-NOT: "epilogue"
+// CHECK: return
+func.func @matmul_epilogue_not(%a: tensor<100x70xf32>, %b: tensor<70x130xf32>, %c: tensor<128x64xf32>, %d: tensor<64x64xf32>) -> (tensor<100x130xf32>, tensor<128x64xf32>, tensor<128x64xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %0 = tensor.empty() : tensor<100x130xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<100x130xf32>) -> tensor<100x130xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<100x70xf32>, tensor<70x130xf32>) outs(%1 : tensor<100x130xf32>) -> tensor<100x130xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%2 : tensor<100x130xf32>) outs(%0 : tensor<100x130xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.maximumf %in, %cst : f32
+    linalg.yield %4 : f32
+  } -> tensor<100x130xf32>
+  %5 = tensor.empty() : tensor<128x64xf32>
+  %6 = linalg.fill ins(%cst : f32) outs(%5 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %7 = linalg.matmul ins(%c, %d : tensor<128x64xf32>, tensor<64x64xf32>) outs(%6 : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %8 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%7 : tensor<128x64xf32>) outs(%5 : tensor<128x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %9 = arith.maximumf %in, %cst : f32
+    linalg.yield %9 : f32
+  } -> tensor<128x64xf32>
+  return %3, %7, %8 : tensor<100x130xf32>, tensor<128x64xf32>, tensor<128x64xf32>
 }

@@ -87,14 +87,52 @@ func.func @big(%x: tensor<4096x4096xf32>, %y: tensor<4096x4096xf32>, %rows: tens
   return %r, %a : tensor<4096xf32>, tensor<f32>
 }
 
-// Left alone: a leading-axis reduction (its inner loop is parallel and vectorises as it is), a static row
-// shorter than 16, a product, and an integer sum.
+// Reductions over leading axes (a bias gradient's column sums; max over two leading axes): per block of 64
+// columns one vector, read from the init, combined with each row in order, written back; the last block masked.
+// CHECK-LABEL: func.func @columns
+// CHECK-NOT: linalg.reduce
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c256 step %c64 iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<256xf32>)
+// CHECK: %[[START:.*]] = vector.transfer_read %[[OUT]][%[[J]]]{{.*}} {in_bounds = [true]} : tensor<256xf32>, vector<64xf32>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c128 step %{{.*}} iter_args(%[[ACC:.*]] = %[[START]]) -> (vector<64xf32>)
+// CHECK: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%[[I]], %[[J]]]{{.*}} : tensor<128x256xf32>, vector<64xf32>
+// CHECK: arith.addf %[[ROW]], %[[ACC]] : vector<64xf32>
+// CHECK: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<64xf32>, tensor<256xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<4x5x80xf32> into tensor<20x80xf32>
+// CHECK: scf.for {{.*}} -> (tensor<80xf32>)
+// CHECK: arith.maximumf {{.*}} : vector<64xf32>
+// CHECK: vector.transfer_read %{{.*}}[%[[TAIL:.*]]], %{{.*}} : tensor<80xf32>, vector<64xf32>
+// CHECK: arith.maximumf {{.*}} : vector<64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%[[TAIL]]] : vector<64xf32>, tensor<80xf32>
+// CHECK: return
+func.func @columns(%x: tensor<128x256xf32>, %a: tensor<256xf32>, %y: tensor<4x5x80xf32>, %b: tensor<80xf32>)
+    -> (tensor<256xf32>, tensor<80xf32>) {
+  %0 = linalg.reduce ins(%x : tensor<128x256xf32>) outs(%a : tensor<256xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %t = arith.addf %in, %acc : f32
+      linalg.yield %t : f32
+    }
+  %1 = linalg.reduce ins(%y : tensor<4x5x80xf32>) outs(%b : tensor<80xf32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %t = arith.maximumf %in, %acc : f32
+      linalg.yield %t : f32
+    }
+  return %0, %1 : tensor<256xf32>, tensor<80xf32>
+}
+
+// Left alone: a leading-axis reduction as big as tfn-parallelize splits (2^20 elements) and one keeping fewer
+// than 16 elements, a static row shorter than 16, a product, and an integer sum.
 // CHECK-LABEL: func.func @kept
-// CHECK-COUNT-4: linalg.reduce
+// CHECK-COUNT-5: linalg.reduce
 // CHECK-NOT: vector.
 func.func @kept(%x: tensor<100x100xf32>, %s: tensor<100x8xf32>, %i: tensor<100x100xi32>, %a: tensor<100xf32>,
-                %b: tensor<100xi32>) -> (tensor<100xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xi32>) {
-  %0 = linalg.reduce ins(%x : tensor<100x100xf32>) outs(%a : tensor<100xf32>) dimensions = [0]
+                %b: tensor<100xi32>, %big: tensor<1024x1024xf32>, %c: tensor<1024xf32>, %d: tensor<8xf32>)
+    -> (tensor<1024xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xi32>, tensor<8xf32>) {
+  %0 = linalg.reduce ins(%big : tensor<1024x1024xf32>) outs(%c : tensor<1024xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %t = arith.addf %in, %acc : f32
+      linalg.yield %t : f32
+    }
+  %4 = linalg.reduce ins(%s : tensor<100x8xf32>) outs(%d : tensor<8xf32>) dimensions = [0]
     (%in: f32, %acc: f32) {
       %t = arith.addf %in, %acc : f32
       linalg.yield %t : f32
@@ -114,5 +152,5 @@ func.func @kept(%x: tensor<100x100xf32>, %s: tensor<100x8xf32>, %i: tensor<100x1
       %t = arith.addi %in, %acc : i32
       linalg.yield %t : i32
     }
-  return %0, %1, %2, %3 : tensor<100xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xi32>
+  return %0, %1, %2, %3, %4 : tensor<1024xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xi32>, tensor<8xf32>
 }

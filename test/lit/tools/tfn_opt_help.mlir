@@ -45,6 +45,7 @@
 // OPTS-NEXT: {{^ +}}workers=<uint>
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>{{ +}}parallel tasks per worker thread {{.*}}[here: 4]
 // OPTS-NEXT: {{^ +}}min-parallel-flops=<uint>{{ +}}least flops of a contraction split {{.*}}[here: 33554432]
+// OPTS-NEXT: {{^ +}}min-epilogue-elements=<uint>{{ +}}least elements of a matmul{{.*}}[here: 65536]
 // OPTS: --tfn-parallelize{{ +}}Tile big static linalg
 // OPTS-NEXT: {{^ +}}workers=<uint>
 // OPTS-NEXT: {{^ +}}tasks-per-worker=<uint>
