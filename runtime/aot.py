@@ -5,7 +5,8 @@ object code (compiler.build_object) and links it, with a generated C wrapper (ru
 `lib<name>.so` through the C compiler driver (compiler.driver_link_command); `<name>.h` declares the entry point.
 
 What the library needs at run time is libc and libm only, which the link checks (`--no-undefined`):
-- the code runs on one thread: tfn's worker threads are MLIR's async runtime, whose library needs LLVM's;
+- the code runs on one thread: its kernels are not split across worker threads (the async runtime's pool, which
+  the library would have to carry, runtime/_async_runtime.c);
 - the one MLIR runner-utils function lowered code calls, memrefCopy, is defined by the wrapper;
 - code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
 - the error channel (dialects/abi.py) is thread-local (tfn-thread-local-errors): the entry point reads the calling
@@ -59,7 +60,7 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     with module.context:
         refuse_callbacks(module, function_name)
         on = target_mod.current() if features is None else target_mod.target_for(features)
-        on = on.replace(cores=1)  # no worker threads: the async runtime would need libLLVM
+        on = on.replace(cores=1)  # no worker threads (see the module docstring)
         lowered = driver.lower(module, "tfn-pipeline", on, function_name)
         has_errors = _has_error_channel(lowered)
         _check_calls(lowered, function_name)
