@@ -14,8 +14,8 @@
 
    Threads. A small pool of persistent threads (tfn_async_configure: the target's worker count less the caller, who
    runs blocks itself) takes tasks (Execute: a coroutine to resume) from one FIFO queue. Out of tasks, a pool thread
-   SPINS for a while (spin_us, default 100 us: a pause instruction, the clock read every 32) watching the queue's
-   count, then sleeps on a futex; Execute wakes one sleeper only when one sleeps. Kernels called back to back (a
+   SPINS for a while (spin_us, default 100 us: a pause instruction, the clock read every 32, the core yielded
+   between reads after the first 5 us) watching the queue's count, then sleeps on a futex; Execute wakes one sleeper only when one sleeps. Kernels called back to back (a
    training step runs dozens) so find a pool thread awake: MLIR's pool, whose threads always sleep on a condition
    variable, took tens of microseconds to wake one, ~0.2 ms per 256^3 matmul on two cores. A blocking await
    (AwaitToken/Value/AllInGroup) first runs queued tasks itself (a task its own kernel queued that no pool thread
@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -145,12 +146,17 @@ static bool run_queued_task(void) {
 }
 
 /* Spin until *word differs from `seen` (or the queue has a task, when `tasks`), at most the spin time; true if
-   it changed meanwhile (or a task came). */
+   it changed meanwhile (or a task came). After the first YIELD_AFTER_NS the spinning thread also yields its core
+   between reads (sched_yield: at once back when no other thread wants the core): on a machine with more runnable
+   threads than cores, the thread it waits for (a pool thread finishing a block, the caller with the next kernel)
+   may be waiting for this very core. */
+#define YIELD_AFTER_NS 5000
+
 static bool spin_while(_Atomic uint32_t *word, uint32_t seen, bool tasks) {
   int64_t budget = atomic_load_explicit(&pool.spin_ns, memory_order_relaxed);
   if (budget <= 0)
     return false;
-  int64_t deadline = now_ns() + budget;
+  int64_t start = now_ns(), t;
   for (;;) {
     for (int i = 0; i < 32; i++) {
       if (atomic_load_explicit(word, memory_order_acquire) != seen)
@@ -159,8 +165,11 @@ static bool spin_while(_Atomic uint32_t *word, uint32_t seen, bool tasks) {
         return true;
       cpu_pause();
     }
-    if (now_ns() >= deadline)
+    t = now_ns();
+    if (t - start >= budget)
       return false;
+    if (t - start >= YIELD_AFTER_NS)
+      sched_yield();
   }
 }
 
