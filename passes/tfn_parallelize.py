@@ -8,8 +8,9 @@ tasks than threads balance the load: a thread slowed by another process takes fe
 the forall becomes
 scf.parallel (`scf-forall-to-parallel`) and tasks of the async runtime run its iterations on the worker threads
 (`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`, passes/tfn_async_parallel.py; the runtime
-is tfn's own, runtime/_async_runtime.c). Small ops, dynamic shapes, ops already inside an scf.forall and every op when there is
-one worker are left alone, so a module with nothing big is not touched at all (no transform module is parsed).
+is tfn's own, runtime/_async_runtime.c). Small ops, dynamic shapes, ops already inside an scf.forall and every op
+when there is one worker are left alone, so a module with nothing big is not touched at all (no transform module is
+parsed).
 Matmul and convolution contractions are split by tfn-vectorize-kernels instead (whole cache tiles per worker).
 """
 from mlir import ir
