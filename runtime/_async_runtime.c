@@ -13,7 +13,7 @@
    an awaiter added later sees the object ready and runs at once, on the caller's thread.
 
    Threads. A small pool of persistent threads (tfn_async_configure: the target's worker count less the caller, who
-   runs blocks itself) takes tasks (Execute: a coroutine to resume) from one FIFO queue. Out of tasks, a pool thread
+   runs blocks itself; unconfigured, the CPUs of the process's affinity mask less one) takes tasks (Execute: a coroutine to resume) from one FIFO queue. Out of tasks, a pool thread
    SPINS for a while (spin_us, default 100 us: a pause instruction, the clock read every 32, the core yielded
    between reads after the first 5 us) watching the queue's count, then sleeps on a futex; Execute wakes one sleeper only when one sleeps. Kernels called back to back (a
    training step runs dozens) so find a pool thread awake: MLIR's pool, whose threads always sleep on a condition
@@ -191,9 +191,19 @@ static void *pool_thread(void *arg) {
   return NULL;
 }
 
+/* Without tfn_async_configure (a library compiled ahead of time, runtime/aot.py): the CPUs this process may run
+   on, less the caller. */
+static int default_threads(void) {
+  cpu_set_t cpus;
+  int n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 2 ? n - 1 : 1;
+}
+
 static void start_threads(void) {
   pthread_mutex_lock(&pool.mu);
-  int want = pool.threads > 0 ? pool.threads : 1;
+  if (pool.threads <= 0)
+    pool.threads = default_threads();
+  int want = pool.threads;
   while (pool.started < want) {
     pthread_attr_t attr;
     pthread_t thread;
@@ -478,7 +488,9 @@ API void mlirAsyncRuntimeAwaitAllInGroupAndExecute(void *group, CoroHandle handl
 
 static int64_t worker_threads(void) {
   pthread_mutex_lock(&pool.mu);
-  int n = pool.threads > 0 ? pool.threads : 1;
+  if (pool.threads <= 0)
+    pool.threads = default_threads();
+  int n = pool.threads;
   pthread_mutex_unlock(&pool.mu);
   return n;
 }

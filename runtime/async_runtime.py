@@ -24,7 +24,7 @@ from tfn.runtime.digest import sha256
 ENV = "TFN_ASYNC_RUNTIME"
 SPIN_ENV = "TFN_ASYNC_SPIN_US"
 DEFAULT_SPIN_US = 100
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_async_runtime.c")
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_async_runtime.c")
 _lock = threading.Lock()
 _state = {}  # "lib": the loaded ctypes library, "kind": "tfn" or "mlir"
 
@@ -63,7 +63,7 @@ def spin_us():
 def _load_own():
     """tfn's runtime from the artifact cache (built first if missing), configured; None if it cannot be built."""
     try:
-        with open(_SOURCE, "rb") as f:
+        with open(SOURCE, "rb") as f:
             source = f.read()
     except OSError:
         return None
@@ -107,7 +107,7 @@ def _build_and_open(k):
 
     work = cache.scratch_dir()
     so = os.path.join(work, "async_runtime.so")
-    cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-o", so, _SOURCE]
+    cmd = [toolchain.linker(), "-shared", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-o", so, SOURCE]
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
         if proc.returncode != 0:

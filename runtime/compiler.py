@@ -19,7 +19,7 @@ def declared_functions(llvm_module):
 ASYNC_PREFIX = "mlirAsyncRuntim"  # (MLIR spells one of them mlirAsyncRuntimGetNumWorkerThreads)
 
 
-def _uses_async_runtime(declared):
+def uses_async_runtime(declared):
     """Whether the module calls the async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
     return any(name.startswith(ASYNC_PREFIX) for name in declared)
 
@@ -101,7 +101,7 @@ class Libraries:
 
     def __init__(self, llvm_module):
         declared = declared_functions(llvm_module)
-        parallel = _uses_async_runtime(declared)
+        parallel = uses_async_runtime(declared)
         mpi = _uses_mpi(declared)
         self.cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # NotFoundError without one
         self.mpi = mpi
