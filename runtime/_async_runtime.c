@@ -15,7 +15,8 @@
    Threads. A small pool of persistent threads (tfn_async_configure: the target's worker count less the caller, who
    runs blocks itself; unconfigured, the CPUs of the process's affinity mask less one) takes tasks (Execute: a coroutine to resume) from one FIFO queue. Out of tasks, a pool thread
    SPINS for a while (spin_us, default 100 us: a pause instruction, the clock read every 32, the core yielded
-   between reads after the first 5 us) watching the queue's count, then sleeps on a futex; Execute wakes one sleeper only when one sleeps. Kernels called back to back (a
+   between reads after the first 5 us; not at all for 20 ms after a spinning thread was preempted: see spin_while)
+   watching the queue's count, then sleeps on a futex; Execute wakes one sleeper only when one sleeps. Kernels called back to back (a
    training step runs dozens) so find a pool thread awake: MLIR's pool, whose threads always sleep on a condition
    variable, took tens of microseconds to wake one, ~0.2 ms per 256^3 matmul on two cores. A blocking await
    (AwaitToken/Value/AllInGroup) first runs queued tasks itself (a task its own kernel queued that no pool thread
@@ -147,16 +148,25 @@ static bool run_queued_task(void) {
 
 /* Spin until *word differs from `seen` (or the queue has a task, when `tasks`), at most the spin time; true if
    it changed meanwhile (or a task came). After the first YIELD_AFTER_NS the spinning thread also yields its core
-   between reads (sched_yield: at once back when no other thread wants the core): on a machine with more runnable
-   threads than cores, the thread it waits for (a pool thread finishing a block, the caller with the next kernel)
-   may be waiting for this very core. */
+   between reads (sched_yield: at once back when no other thread wants the core). A read of the clock more than
+   PREEMPTED_NS after the one before means another thread had this core meanwhile: the machine has more runnable
+   threads than cores, where a spinning thread only burns the time slice the thread it waits for (a pool thread
+   finishing a block, the caller with the next kernel) or another process needs, and spends its own fair share of
+   the CPU, which the scheduler then takes out of its next wake-up. So it stops, and no thread of the process spins
+   for the next BACKOFF_NS: they sleep at once, as MLIR's runtime's do. */
 #define YIELD_AFTER_NS 5000
+#define PREEMPTED_NS 30000
+#define BACKOFF_NS 20000000
+
+static _Atomic int64_t no_spin_until; /* now_ns() before which nobody spins (contention seen) */
 
 static bool spin_while(_Atomic uint32_t *word, uint32_t seen, bool tasks) {
   int64_t budget = atomic_load_explicit(&pool.spin_ns, memory_order_relaxed);
   if (budget <= 0)
     return false;
-  int64_t start = now_ns(), t;
+  int64_t start = now_ns(), last = start, t;
+  if (start < atomic_load_explicit(&no_spin_until, memory_order_relaxed))
+    return false;
   for (;;) {
     for (int i = 0; i < 32; i++) {
       if (atomic_load_explicit(word, memory_order_acquire) != seen)
@@ -166,10 +176,15 @@ static bool spin_while(_Atomic uint32_t *word, uint32_t seen, bool tasks) {
       cpu_pause();
     }
     t = now_ns();
+    if (t - last > PREEMPTED_NS) {
+      atomic_store_explicit(&no_spin_until, t + BACKOFF_NS, memory_order_relaxed);
+      return false;
+    }
     if (t - start >= budget)
       return false;
     if (t - start >= YIELD_AFTER_NS)
       sched_yield();
+    last = t;
   }
 }
 
