@@ -1,4 +1,4 @@
-"""tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels on MLIR's async runtime.
+"""tfn-async-parallel: run the scf.forall loops of tfn-parallelize / tfn-vectorize-kernels as tasks of an async runtime.
 
 Upstream passes lower the loops: scf-forall-to-parallel, then async-parallel-for (option `workers` threads, default:
 the cores available; min-task-size=1: a forall of tfn-parallelize or tfn-pack-matmul has one iteration per task, up
@@ -20,9 +20,13 @@ task may start after the kernel returned).
 Then async-to-async-runtime, the reference-counting passes and convert-async-to-llvm, with the bodies of the
 functions that hold no async op (all but the launchers, as a rule) set aside meanwhile: they would change nothing
 there, and walking the caller's body was most of their time. They run only on modules
-holding an scf.forall: convert-async-to-llvm declares the whole runtime API in every module it sees, and a
-compiled library that calls the runtime links libmlir_async_runtime.so (runtime/compiler.py), which loads libLLVM
-in a new process.
+holding an scf.forall: convert-async-to-llvm declares the whole runtime API in every module it sees.
+
+The lowered code calls the C interface of MLIR's async runtime (`mlirAsyncRuntimeExecute`, ...), which tfn
+implements itself (runtime/_async_runtime.c, loaded by runtime/async_runtime.py into the process's global scope; the
+compiled library links no runtime): a pool of the cores less one threads that, out of tasks, spin for a while
+(TFN_ASYNC_SPIN_US, default 100 us) before they sleep, so that the next kernel's task starts at once instead of after
+a wake-up of tens of microseconds (MLIR's pool always sleeps; TFN_ASYNC_RUNTIME=mlir runs it, to compare).
 """
 from mlir import ir
 from mlir.dialects import func
@@ -36,8 +40,9 @@ DISPATCH = "async_dispatch_fn"  # the functions async-parallel-for outlines: the
 RELEASE = "tfn_release_blocks"
 # Reads of the count of finished blocks before the caller, out of blocks to take, blocks in async.await_all (~20 us:
 # about half a block of 2 x 128^3 flops). A worker finishing its last block in that time saves the caller a
-# wake-up (tens of us on the 2-core VM): 256^3 AVX2 matmul, the fastest call of ~1,800 at load 8, 0.32 ms without
-# the spin (never faster than one core), 0.21-0.22 ms with it; the medians, at the one-core time, did not move.
+# wake-up (tens of us on the 2-core VM): 256^3 AVX2 matmul on MLIR's runtime, the fastest call of ~1,800 at load 8,
+# 0.32 ms without the spin (never faster than one core), 0.21-0.22 ms with it; the medians, at the one-core time, did
+# not move. (tfn's runtime spins in async.await_all too, before it sleeps.)
 SPINS = 3000
 
 
@@ -237,7 +242,7 @@ def _restore_bodies(module_op, hidden):
         holder.erase()
 
 
-@register("tfn-async-parallel", "Lower scf.forall loops to tasks of MLIR's async runtime, blocks taken dynamically "
+@register("tfn-async-parallel", "Lower scf.forall loops to tasks of the async runtime, blocks taken dynamically "
           "by the caller and the worker threads; modules without scf.forall are left untouched", options=[WORKERS])
 def async_parallel(module_op, workers):
     if not contains(module_op, lambda op: op.name == "scf.forall"):

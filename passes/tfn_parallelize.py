@@ -6,10 +6,11 @@ extent >= tasks: up to `workers` x `tasks-per-worker` tasks (options; defaults: 
 passes/target.py), fewer when a task would hold less than MIN_TASK_WORK points, never fewer than the workers. More
 tasks than threads balance the load: a thread slowed by another process takes fewer of them. After bufferization
 the forall becomes
-scf.parallel (`scf-forall-to-parallel`) and MLIR's async runtime runs its iterations on the worker threads
-(`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`; the compiled library links
-libmlir_async_runtime.so). Small ops, dynamic shapes, ops already inside an scf.forall and every op when there is
-one worker are left alone, so a module with nothing big is not touched at all (no transform module is parsed).
+scf.parallel (`scf-forall-to-parallel`) and tasks of the async runtime run its iterations on the worker threads
+(`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`, passes/tfn_async_parallel.py; the runtime
+is tfn's own, runtime/_async_runtime.c). Small ops, dynamic shapes, ops already inside an scf.forall and every op
+when there is one worker are left alone, so a module with nothing big is not touched at all (no transform module is
+parsed).
 Matmul and convolution contractions are split by tfn-vectorize-kernels instead (whole cache tiles per worker).
 """
 from mlir import ir
@@ -116,7 +117,7 @@ def schedule_text(splits):
 
 
 @register("tfn-parallelize", "Tile big static linalg generic/reduce/transpose/broadcast ops on tensors into an "
-          "scf.forall of parallel tasks, several per worker thread (run by MLIR's async runtime after lowering)",
+          "scf.forall of parallel tasks, several per worker thread (run by the async runtime after lowering)",
           options=[WORKERS, TASKS_PER_WORKER])
 def parallelize(module_op, workers, tasks_per_worker):
     if workers < 2:

@@ -5,7 +5,10 @@ object code (compiler.build_object) and links it, with a generated C wrapper (ru
 `lib<name>.so` through the C compiler driver (compiler.driver_link_command); `<name>.h` declares the entry point.
 
 What the library needs at run time is libc and libm only, which the link checks (`--no-undefined`):
-- the code runs on one thread: tfn's worker threads are MLIR's async runtime, whose library needs LLVM's;
+- big kernels run on worker threads as in the process (tfn-async-parallel, split for the target's cores): tfn's
+  async runtime (runtime/_async_runtime.c, which needs only libc) is compiled into the library, its functions
+  local to it, with a pool of its own (the CPUs of the calling process's affinity mask less one threads, started on
+  the first parallel kernel);
 - the one MLIR runner-utils function lowered code calls, memrefCopy, is defined by the wrapper;
 - code that calls back into Python (tfn.print, tfn.py_function, string ops) is refused before anything is built;
 - the error channel (dialects/abi.py) is thread-local (tfn-thread-local-errors): the entry point reads the calling
@@ -33,9 +36,10 @@ from tfn.dialects.locations import file_location, with_excerpt
 from tfn.dialects.types import TensorType
 from tfn.passes import target as target_mod
 from tfn.passes.lowering import runtime_errors
-from tfn.runtime import aot_c, compiler, driver, toolchain
+from tfn.runtime import aot_c, async_runtime, compiler, driver, toolchain
 
-# Functions the lowered code may call that the C library (libc, libm) does not define; the wrapper defines them.
+# Functions the lowered code may call that the C library (libc, libm) does not define; the wrapper defines them
+# (and the async runtime linked in, those of compiler.ASYNC_PREFIX).
 WRAPPER_DEFINES = ("memrefCopy",)
 
 
@@ -59,16 +63,17 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
     with module.context:
         refuse_callbacks(module, function_name)
         on = target_mod.current() if features is None else target_mod.target_for(features)
-        on = on.replace(cores=1)  # no worker threads: the async runtime would need libLLVM
         lowered = driver.lower(module, "tfn-pipeline", on, function_name)
         has_errors = _has_error_channel(lowered)
         _check_calls(lowered, function_name)
+        parallel = compiler.uses_async_runtime(compiler.declared_functions(lowered))
         messages = error_messages(module.operation, symbol) if has_errors else []  # named as the runtime names it
         obj, work, _ = compiler.build_object(lowered, 3, on)
     try:
         spec = aot_c.Spec(name, symbol, list(in_types), list(out_types), list(outputs), list(in_names),
                           has_errors, messages, function_name,
-                          f"{on.arch} {on.isa} ({on.vector_bits}-bit vectors): CPUs with these instructions")
+                          f"{on.arch} {on.isa} ({on.vector_bits}-bit vectors): CPUs with these instructions",
+                          parallel)
         wrapper = os.path.join(work, "wrapper.c")
         with open(wrapper, "w") as f:
             f.write(aot_c.wrapper_source(spec))
@@ -78,7 +83,12 @@ def build_library(module, *, symbol, in_types, out_types, outputs, in_names, out
         so = os.path.join(work, f"lib{name}.so")
         _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-std=gnu11", "-pthread", "-o", wrapper + ".o", wrapper],
              "compiling the C wrapper")
-        _run(compiler.driver_link_command(so, [obj, wrapper + ".o"], [], rpath="$ORIGIN",
+        objs = [obj, wrapper + ".o"]
+        if parallel:
+            objs.append(os.path.join(work, "async_runtime.o"))
+            _run([toolchain.linker(), "-c", "-fPIC", "-O2", "-pthread", "-fvisibility=hidden", "-o", objs[-1],
+                  async_runtime.SOURCE], "compiling the async runtime")
+        _run(compiler.driver_link_command(so, objs, [], rpath="$ORIGIN",
                                           extra=["-pthread", "-static-libgcc", "-Wl,--no-undefined",
                                                  f"-Wl,--version-script={exports}",
                                                  f"-Wl,-soname,lib{name}.so"]), "linking the library")
@@ -145,7 +155,8 @@ def _has_error_channel(llvm_module):
 def _check_calls(llvm_module, function_name):
     """CompileError naming a function the code calls that neither the C library nor the wrapper defines."""
     libc = _c_library_symbols()
-    missing = [f for f in compiler.declared_functions(llvm_module) if f not in WRAPPER_DEFINES and f not in libc]
+    missing = [f for f in compiler.declared_functions(llvm_module)
+               if f not in WRAPPER_DEFINES and not f.startswith(compiler.ASYNC_PREFIX) and f not in libc]
     if missing:
         raise CompileError(f"cannot compile '{function_name}' ahead of time: its code calls {', '.join(missing)}, "
                            "which a library without MLIR's runtime libraries cannot resolve")

@@ -35,6 +35,7 @@ class Spec:
     messages: list       # runtime/aot.error_messages
     function_name: str   # the traced function's name
     target: str          # the target the code was generated for, in words
+    threads: bool = False  # whether big kernels run on worker threads (the async runtime linked in)
 
 
 def c_string(text):
@@ -98,7 +99,9 @@ def header_source(spec):
         " * (the failing op and the line of the Python source it was traced from). Threads may call it at once",
         " * (the message is the calling thread's); " + ("a library that checks run-time values runs one call at a time."
                                                         if spec.has_errors else "calls run in parallel.")
-        + " The code runs on the calling thread only.",
+        + ("" if spec.threads else " The code runs on the calling thread only."),
+        *([" * Big kernels also run on worker threads of the library's own: as many as the process's CPUs less one,",
+           " * started by the first call that needs them; idle, they sleep."] if spec.threads else []),
         " *",
         f" * Code generated for: {spec.target}.",
         " */",

@@ -8,7 +8,7 @@ from mlir import ir
 
 from tfn.dialects.errors import CompileError
 from tfn.passes import target as target_mod
-from tfn.runtime import cache, cuda_driver, llvm_codegen, toolchain
+from tfn.runtime import async_runtime, cache, cuda_driver, llvm_codegen, toolchain
 
 
 def declared_functions(llvm_module):
@@ -17,9 +17,12 @@ def declared_functions(llvm_module):
             if op.name == "llvm.func" and not op.regions[0].blocks]
 
 
-def _uses_async_runtime(declared):
-    """Whether the module calls MLIR's async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
-    return any(name.startswith("mlirAsyncRuntime") for name in declared)
+ASYNC_PREFIX = "mlirAsyncRuntim"  # (MLIR spells one of them mlirAsyncRuntimGetNumWorkerThreads)
+
+
+def uses_async_runtime(declared):
+    """Whether the module calls the async runtime (multi-threaded kernels, passes/tfn_parallelize.py)."""
+    return any(name.startswith(ASYNC_PREFIX) for name in declared)
 
 
 def _uses_cuda_runtime(declared):
@@ -35,7 +38,7 @@ def _needs_runner_utils(declared):
     process's global symbol scope: a TensorFlow imported afterwards then binds its own LLVM's calls to ours and
     aborts (an LLVM assertion in its command-line option registry)."""
     process = ctypes.CDLL(None)
-    return any(not name.startswith(("mlirAsyncRuntime", "MPI_")) and not hasattr(process, name) for name in declared)
+    return any(not name.startswith((ASYNC_PREFIX, "MPI_")) and not hasattr(process, name) for name in declared)
 
 
 def _uses_mpi(declared):
@@ -81,7 +84,7 @@ def build_object(llvm_module, opt_level=3, target=None):
     """Code-generate `llvm_module` (LLVM dialect) for `target` into an object file (position-independent).
 
     Returns (its path, the scratch dir holding it, the shared libraries its code calls: MLIR's runner utils when
-    it calls one of them, the async runtime when it runs kernels on worker threads)."""
+    it calls one of them)."""
     engine, objs, work, libs = _generate_object(llvm_module, opt_level, target, None, split=False)
     del engine
     return objs[0], work, libs
@@ -89,24 +92,28 @@ def build_object(llvm_module, opt_level=3, target=None):
 
 class Libraries:
     """The shared libraries code generation and linking of an LLVM-dialect module need: `preload` (loaded into the
-    process's global symbol scope before the JIT resolves symbols), `jit` (handed to the engine), `link` (the .so
-    is linked against them); `cuda`: the CUDA runtime (runtime/cuda_driver.py) when the module calls it."""
+    process's global symbol scope before the JIT resolves symbols: by the optimiser's child process, which loads
+    MLIR's async runtime only for its engine to resolve names), `jit` (handed to the engine), `link` (the .so is
+    linked against them); `cuda`: the CUDA runtime (runtime/cuda_driver.py) when the module calls it.
+
+    The async runtime is not linked: the .so binds its functions to the runtime runtime/async_runtime.py loads into
+    the process's global scope (loaded here for the JIT and the check that the linked .so loads, and by
+    executable.py before it loads a library that needs it)."""
 
     def __init__(self, llvm_module):
         declared = declared_functions(llvm_module)
-        async_runtime = _uses_async_runtime(declared)
+        parallel = uses_async_runtime(declared)
         mpi = _uses_mpi(declared)
         self.cuda = cuda_driver.runtime() if _uses_cuda_runtime(declared) else None  # NotFoundError without one
         self.mpi = mpi
-        self.preload = [toolchain.TLS_RUNTIME, *([toolchain.ASYNC_RUNTIME] if async_runtime else [])]
+        self.preload = [toolchain.TLS_RUNTIME, *([toolchain.ASYNC_RUNTIME] if parallel else [])]
         # the engine resolves every symbol: MPI's from the library mpi4py loaded
         self.jit = ([toolchain.C_RUNNER_UTILS] if _needs_runner_utils(declared) else []) + \
             ([toolchain.mpi_library()] if mpi else [])
-        self.link = [toolchain.C_RUNNER_UTILS, *([toolchain.ASYNC_RUNTIME] if async_runtime else []),
-                     *([toolchain.mpi_library()] if mpi else []),
+        self.link = [toolchain.C_RUNNER_UTILS, *([toolchain.mpi_library()] if mpi else []),
                      *([self.cuda.library] if self.cuda is not None else [])]
-        if async_runtime:
-            toolchain.load_async_runtime()  # the JIT resolves its symbols in the process (else LLVM aborts)
+        if parallel:
+            async_runtime.load()  # the JIT resolves its symbols in the process (else LLVM aborts)
         toolchain.load_tls_runtime()  # the engine's emulated TLS (its JIT resolves __emutls_get_address)
 
 

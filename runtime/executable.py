@@ -17,7 +17,8 @@ import numpy as np
 
 from tfn.dialects.abi import DETAIL_LEN, ERROR_DETAIL, ERROR_FLAG, SLOT_FUNCTIONS
 from tfn.dialects.errors import InvalidArgumentError, OpError
-from tfn.runtime import buffer_cache, callbacks, fastcall, shared_allreduce, toolchain
+from tfn.runtime import async_runtime, buffer_cache, callbacks, fastcall, shared_allreduce, toolchain
+from tfn.runtime.compiler import ASYNC_PREFIX
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -36,6 +37,19 @@ def descriptor_type(rank):
             fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
         _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
     return _DESCRIPTORS[rank]
+
+
+def load_library(so_path):
+    """ctypes.CDLL(so_path), which binds every symbol at once. A library running kernels on worker threads leaves
+    the async runtime's functions to the process (runtime/compiler.py): where they are missing, it is loaded
+    (runtime/async_runtime.py) and the library again; a library without parallel kernels never loads it."""
+    try:
+        return ctypes.CDLL(so_path)
+    except OSError as e:
+        if f"undefined symbol: {ASYNC_PREFIX}" not in str(e) or async_runtime.loaded() is not None:
+            raise
+    async_runtime.load()
+    return ctypes.CDLL(so_path)
 
 
 class _Owner:
@@ -57,7 +71,7 @@ class Executable:
 
     def __init__(self, so_path, name, in_types, out_types, scratch=None, on_error=None, handlers=None, source=None):
         toolchain.load_tls_runtime()  # binds the error channel's emulated TLS (a lean-linked .so leaves it open)
-        self.lib = ctypes.CDLL(so_path)
+        self.lib = load_library(so_path)
         _bind_allocator(self.lib)
         # The file the code came from: its cache entry (so_path may be a link), or for quick code (runtime/tiering.py)
         # the scratch file it was built in, removed once loaded.

@@ -16,17 +16,8 @@ SITE = os.path.dirname(os.path.dirname(os.path.abspath(mlir.ir.__file__)))  # (t
 MLIR_LIB = os.path.join(SITE, "mlir", "lib")
 LLVM_BIN = os.path.join(SITE, "llvm", "bin")
 C_RUNNER_UTILS = os.path.join(MLIR_LIB, "libmlir_c_runner_utils.so")
-ASYNC_RUNTIME = os.path.join(MLIR_LIB, "libmlir_async_runtime.so")
+ASYNC_RUNTIME = os.path.join(MLIR_LIB, "libmlir_async_runtime.so")  # MLIR's (runtime/async_runtime.py)
 TLS_RUNTIME = "libgcc_s.so.1"  # emulated TLS's __emutls_get_address (load_tls_runtime)
-
-
-@functools.lru_cache(maxsize=None)
-def load_async_runtime():
-    """Load MLIR's async runtime into the process's global symbol scope, once.
-
-    Not passed to ExecutionEngine as a shared lib: the engine's destructor would destroy the runtime's default
-    instance (`__mlir_execution_engine_destroy`), which the .so we keep running still uses."""
-    return ctypes.CDLL(ASYNC_RUNTIME, mode=os.RTLD_GLOBAL)
 
 
 def load_tls_runtime():

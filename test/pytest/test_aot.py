@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tfn
+from tfn.passes import target
 from tfn.runtime import toolchain
 
 # Building a library needs a C compiler; the refusals do not (they come before anything is built).
@@ -487,3 +488,52 @@ def test_without_a_c_compiler_the_error_says_so(tmp_path, monkeypatch):
     with pytest.raises(tfn.errors.InternalError, match="compiling the C wrapper failed: cannot run .*no-such-cc"):
         tfn.experimental.aot_compile(twice, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+@needs_cc
+def test_big_kernels_run_on_the_librarys_own_worker_threads(tmp_path):
+    """A matmul big enough to be split (tfn-async-parallel) runs on a pool of worker threads that tfn's async runtime,
+    compiled into the library, starts on the first call (the program's thread count grows); the result matches
+    NumPy, the library still needs libc only and exports its two entry points only (the runtime's functions stay
+    local: two libraries in one program have a pool each)."""
+    if target.current().cores < 2:
+        pytest.skip("one core: kernels are not split")
+    a = RNG.standard_normal((384, 512)).astype(np.float32)
+    b = RNG.standard_normal((512, 256)).astype(np.float32)
+
+    @tfn.function(input_signature=[tfn.TensorSpec([384, 512], tfn.float32), tfn.TensorSpec([512, 256], tfn.float32)])
+    def big(x, y):
+        return tfn.matmul(x, y)
+
+    lib = tfn.experimental.aot_compile(big, str(tmp_path))
+    assert "worker threads of the library's own" in open(lib.header).read()
+    readelf = _assert_needs_only_libc(lib.library)
+    symbols = subprocess.run([readelf, "--dyn-syms", "-W", lib.library], capture_output=True, text=True).stdout
+    assert {line.split()[-1] for line in symbols.splitlines()
+            if " FUNC " in line and " GLOBAL " in line and " UND " not in line} == {"big", "big_last_error"}
+    source = """
+        #include <dirent.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include "big.h"
+        static int threads(void) {
+          int n = 0;
+          DIR *d = opendir("/proc/self/task");
+          for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+          closedir(d);
+          return n;
+        }
+        int main(void) {
+          static float a[BIG_X_SIZE] = A_VALUES, b[BIG_Y_SIZE] = B_VALUES, c[BIG_OUT0_SIZE];
+          int before = threads();
+          int rc = big(a, b, c);
+          printf("%d %d\\n", rc, threads() > before);
+          for (int i = 0; i < BIG_OUT0_SIZE; ++i) printf("%.9g ", c[i]);
+          printf("\\n");
+          return 0;
+        }
+    """.replace("A_VALUES", c_array(a)).replace("B_VALUES", c_array(b))
+    rc, out = build_and_run(str(tmp_path), lib, source)
+    lines = out.splitlines()
+    assert rc == 0 and lines[0] == "0 1", lines[0]
+    np.testing.assert_allclose(numbers(lines[1]).reshape(384, 256), a @ b, rtol=1e-4, atol=1e-3)
