@@ -21,7 +21,8 @@ def check_values(fn, ref, arrays, f32=True):
                                    rtol=2e-5, atol=2e-5)
 
 
-def _grads(fn, arrays, weights, compiled):
+def tape_grads(fn, arrays, weights, compiled):
+    """The gradients of sum(fn(*arrays) * weights) with respect to each array, eagerly or in a tfn.function."""
     weights = tfn.constant(weights)
 
     def grads(*xs):
@@ -35,9 +36,9 @@ def _grads(fn, arrays, weights, compiled):
 
 def check_gradients(fn, ref, arrays):
     w = np.random.default_rng(0).uniform(-1, 1, np.shape(ref(*arrays)))
-    got = _grads(fn, arrays, w, compiled=False)
+    got = tape_grads(fn, arrays, w, compiled=False)
     want = central_differences(lambda xs: np.sum(ref(*xs) * w), arrays, 1e-6)
     for g, wanted in zip(got, want):
         np.testing.assert_allclose(g, wanted, rtol=1e-6, atol=1e-6)
-    for c, e in zip(_grads(fn, arrays, w, compiled=True), got):
+    for c, e in zip(tape_grads(fn, arrays, w, compiled=True), got):
         np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-12)

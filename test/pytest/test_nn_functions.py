@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from composite_cases import tape_grads
 from opcheck import central_differences
 
 import tfn
@@ -61,27 +62,15 @@ def test_values_eager_and_compiled(name):
     np.testing.assert_allclose(f32.numpy(), want, rtol=2e-6, atol=2e-6)
 
 
-def _grads(fn, arrays, weights, compiled):
-    weights = tfn.constant(weights)
-
-    def grads(*xs):
-        with tfn.GradientTape() as tape:
-            tape.watch(list(xs))
-            loss = tfn.reduce_sum(fn(*xs) * weights)
-        return tape.gradient(loss, list(xs))
-    run = tfn.function(grads, autograph=False) if compiled else grads
-    return [g.numpy() for g in run(*[tfn.constant(a) for a in arrays])]
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradients_match_finite_differences(name):
     fn, ref, arrays = CASES[name]
     w = np.random.default_rng(0).uniform(-1, 1, np.shape(ref(*arrays)))
-    got = _grads(fn, arrays, w, compiled=False)
+    got = tape_grads(fn, arrays, w, compiled=False)
     want = central_differences(lambda xs: np.sum(ref(*xs) * w), arrays, 1e-6)
     for g, wanted in zip(got, want):
         np.testing.assert_allclose(g, wanted, rtol=1e-6, atol=1e-6)
-    compiled = _grads(fn, arrays, w, compiled=True)
+    compiled = tape_grads(fn, arrays, w, compiled=True)
     for c, e in zip(compiled, got):
         np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-12)
 
