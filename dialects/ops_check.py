@@ -5,6 +5,7 @@ import numpy as np
 
 from tfn.dialects import dtypes, rules
 from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.ops_shape import shape_str
 from tfn.dialects.optable import define
 from tfn.dialects.types import TensorType
 
@@ -35,7 +36,8 @@ define("check_numerics", ["x"], _numerics_infer, _numerics_kernel, {"message": "
 
 
 def shape_text(shape):
-    return "[" + ",".join("?" if d is None or d < 0 else str(d) for d in shape) + "]"
+    """shape_str, a negative size (an attribute's "any") also shown as ?."""
+    return shape_str([None if d is None or d < 0 else d for d in shape])
 
 
 def _ensure_infer(types, attrs):

@@ -3,13 +3,10 @@ with slices replaced at indices, or with slices added to it (repeated indices ad
 import numpy as np
 
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.ops_gather import INDEX_DTYPES
+from tfn.dialects.ops_gather_nd import check_index_dtype, check_index_rows, nd_index_depth
+from tfn.dialects.ops_shape import shape_str
 from tfn.dialects.optable import define
 from tfn.dialects.types import TensorType
-
-
-def _shape_str(shape):
-    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def _compatible(a, b):
@@ -18,23 +15,16 @@ def _compatible(a, b):
 
 def _scatter_infer(types, attrs, tf_op="TensorScatterUpdate"):
     tensor, indices, updates = types
-    if indices.dtype not in (INDEX_DTYPES[1], INDEX_DTYPES[2]):
-        raise InvalidArgumentError(f"Value for attr 'Tindices' of {indices.dtype.name} is not in the list of "
-                                   f"allowed values: int32, int64 [Op:{tf_op}]")
+    check_index_dtype(indices, tf_op)
     if updates.dtype is not tensor.dtype:
         raise InvalidArgumentError(f"updates has dtype {updates.dtype.name}, but tensor has dtype "
                                    f"{tensor.dtype.name} [Op:{tf_op}]")
-    if indices.rank < 1 or indices.shape[-1] is None:
-        raise InvalidArgumentError(f"indices must be at least rank 1 with a known last dimension, got shape "
-                                   f"{_shape_str(indices.shape)} [Op:{tf_op}]")
-    k = indices.shape[-1]
-    if k > tensor.rank:
-        raise InvalidArgumentError(f"Index innermost dimension length must be <= tensor rank; saw: {k} vs. "
-                                   f"{tensor.rank} [Op:{tf_op}]")
+    k = nd_index_depth(indices, tensor.rank, tf_op,
+                       "Index innermost dimension length must be <= tensor rank; saw: {k} vs. {rank}")
     want = indices.shape[:-1] + tensor.shape[k:]
     if not _compatible(updates.shape, want):
-        raise InvalidArgumentError(f"updates must have shape {_shape_str(want)} (indices.shape[:-1] + "
-                                   f"tensor.shape[{k}:]), got {_shape_str(updates.shape)} [Op:{tf_op}]")
+        raise InvalidArgumentError(f"updates must have shape {shape_str(want)} (indices.shape[:-1] + "
+                                   f"tensor.shape[{k}:]), got {shape_str(updates.shape)} [Op:{tf_op}]")
     return TensorType(tensor.shape, tensor.dtype)
 
 
@@ -46,14 +36,7 @@ def _scatter_kernel(arrays, attrs, add=False):
     out = tensor.copy()
     rows = indices.reshape(-1, k).astype(np.int64)
     ups = updates.reshape((rows.shape[0],) + tensor.shape[k:])
-    bad = np.zeros(len(rows), bool)
-    for j in range(k):
-        bad |= (rows[:, j] < 0) | (rows[:, j] >= tensor.shape[j])
-    if bad.any():
-        n = int(np.argmax(bad))
-        raise InvalidArgumentError(f"indices[{n}] = [{', '.join(str(int(i)) for i in rows[n])}] does not index "
-                                   f"into shape {_shape_str(tensor.shape)} "
-                                   f"[Op:{'TensorScatterAdd' if add else 'TensorScatterUpdate'}]")
+    check_index_rows(rows, tensor.shape, "TensorScatterAdd" if add else "TensorScatterUpdate")
     if not len(rows):
         return out
     if k == 0:  # each row is the whole tensor
