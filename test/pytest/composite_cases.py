@@ -1,6 +1,7 @@
 """Shared checks of public functions composed of tfn ops: values eagerly and compiled (float64 and float32) against
 a NumPy reference, gradients against central differences (float64), eager gradients equal compiled ones."""
 import numpy as np
+import pytest
 from opcheck import central_differences
 
 import tfn
@@ -42,3 +43,19 @@ def check_gradients(fn, ref, arrays):
         np.testing.assert_allclose(g, wanted, rtol=1e-6, atol=1e-6)
     for c, e in zip(tape_grads(fn, arrays, w, compiled=True), got):
         np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-12)
+
+
+def case_tests(cases):
+    """The two tests of a table {name: (function, NumPy reference, arrays, differentiable)}: values eagerly and
+    compiled, and gradients by finite differences for the differentiable ones (a test module binds them to names)."""
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_values_eager_and_compiled(name):
+        fn, ref, arrays, _ = cases[name]
+        check_values(fn, ref, arrays)
+
+    @pytest.mark.parametrize("name", sorted(n for n in cases if cases[n][3]))
+    def test_gradients_match_finite_differences(name):
+        fn, ref, arrays, _ = cases[name]
+        check_gradients(fn, ref, arrays)
+
+    return test_values_eager_and_compiled, test_gradients_match_finite_differences

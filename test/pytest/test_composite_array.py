@@ -2,7 +2,7 @@
 examples, values eager and compiled, gradients by finite differences, dynamic dims, errors."""
 import numpy as np
 import pytest
-from composite_cases import check_gradients, check_values
+from composite_cases import case_tests
 
 import tfn
 
@@ -38,16 +38,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_values_eager_and_compiled(name):
-    fn, ref, arrays, _ = CASES[name]
-    check_values(fn, ref, arrays)
-
-
-@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][3]))
-def test_gradients_match_finite_differences(name):
-    fn, ref, arrays, _ = CASES[name]
-    check_gradients(fn, ref, arrays)
+test_values_eager_and_compiled, test_gradients_match_finite_differences = case_tests(CASES)
 
 
 def test_tf_docstring_examples():
