@@ -273,12 +273,19 @@ API int64_t tfn_async_live_objects(void) { return atomic_load(&live_objects); }
 
 /* ---- Objects ----------------------------------------------------------------------------------------------- */
 
-static void *new_object(size_t bytes, int kind, int64_t refs) {
-  Object *o = calloc(1, bytes);
-  if (o == NULL) {
+/* `bytes` of zeroed memory; out of memory, the process aborts with a message, as MLIR's runtime does (operator
+   new): the compiled code that calls the runtime has no way to report it. */
+static void *zalloc(size_t bytes) {
+  void *p = calloc(1, bytes);
+  if (p == NULL) {
     fputs("tfn async runtime: out of memory\n", stderr);
-    abort(); /* as MLIR's runtime (operator new) */
+    abort();
   }
+  return p;
+}
+
+static void *new_object(size_t bytes, int kind, int64_t refs) {
+  Object *o = zalloc(bytes);
   atomic_init(&o->refs, refs);
   o->kind = kind;
   pthread_mutex_init(&o->mu, NULL);
@@ -308,11 +315,7 @@ API void *mlirAsyncRuntimeCreateToken(void) { return new_object(sizeof(Token), T
 
 API void *mlirAsyncRuntimeCreateValue(int64_t size) {
   Token *v = new_object(sizeof(Token), VALUE, 2);
-  v->storage = calloc(1, size > 0 ? (size_t)size : 1);
-  if (v->storage == NULL) {
-    fputs("tfn async runtime: out of memory\n", stderr);
-    abort();
-  }
+  v->storage = zalloc(size > 0 ? (size_t)size : 1);
   return v;
 }
 
@@ -365,11 +368,7 @@ static void run_awaiters(Awaiter *list, bool error) {
 }
 
 static Awaiter *new_awaiter(CoroHandle handle, CoroResume resume, Group *group) {
-  Awaiter *a = malloc(sizeof(Awaiter));
-  if (a == NULL) {
-    fputs("tfn async runtime: out of memory\n", stderr);
-    abort();
-  }
+  Awaiter *a = zalloc(sizeof(Awaiter));
   a->next = NULL;
   a->handle = handle;
   a->resume = resume;
@@ -444,11 +443,7 @@ API void *mlirAsyncRuntimeGetValueStorage(void *value) { return ((Token *)value)
 API void mlirAsyncRuntimeExecute(CoroHandle handle, CoroResume resume) {
   if (atomic_load_explicit(&pool.started, memory_order_relaxed) == 0)
     start_threads();
-  Task *t = malloc(sizeof(Task));
-  if (t == NULL) {
-    fputs("tfn async runtime: out of memory\n", stderr);
-    abort();
-  }
+  Task *t = zalloc(sizeof(Task));
   t->next = NULL;
   t->handle = handle;
   t->resume = resume;
