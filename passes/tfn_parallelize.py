@@ -3,8 +3,10 @@
 A linalg.generic, reduce, transpose or broadcast whose iteration space holds at least MIN_WORK points (static loop
 ranges) is tiled with `transform.structured.tile_using_forall` into `tasks` parts along its first parallel loop of
 extent >= tasks: up to `workers` x `tasks-per-worker` tasks (options; defaults: the cores available and 4,
-passes/target.py), fewer when a task would hold less than MIN_TASK_WORK points, never fewer than the workers. More
-tasks than threads balance the load: a thread slowed by another process takes fewer of them. After bufferization
+passes/target.py), fewer when a task would hold less than MIN_TASK_WORK points, never fewer than the workers,
+except that an extent the count does not divide is cut into as many equal tasks as it can be from half the workers
+up (static sizes: see _even). More tasks than threads balance the load: a thread slowed by another process takes
+fewer of them. After bufferization
 the forall becomes
 scf.parallel (`scf-forall-to-parallel`) and tasks of the async runtime run its iterations on the worker threads
 (`async-parallel-for`, `async-to-async-runtime`, `convert-async-to-llvm`, passes/tfn_async_parallel.py; the runtime

@@ -67,7 +67,7 @@ def _close_libraries():
     """Unload the compiled GPU libraries while the CUDA driver still runs: unloading one runs its destructor, which
     unloads its kernels' module (mgpuModuleUnload). Left to the C library's exit, the destructors would run after
     the driver's own teardown and each would print "'cuModuleUnload(module)' failed". Every handle on a library is
-    closed (the link check of runtime/compiler.py keeps one open too): while RTLD_NOLOAD still finds it loaded."""
+    closed (each _CudaCall of it opened one): while RTLD_NOLOAD still finds it loaded."""
     _EXITING.append(True)
     for path in _LIBRARIES:
         for _ in range(64):

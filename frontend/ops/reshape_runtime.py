@@ -10,6 +10,7 @@ import numpy as np
 from tfn import dtypes
 from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, TensorBase, convert_to_tensor, known
+from tfn.dialects.ops_shape import shape_str
 from tfn.ops.math_ops import cast, where
 from tfn.ops.shape_ops import size
 from tfn.ops.slicing_ops import gather
@@ -125,6 +126,6 @@ def broadcast_to_runtime(x, shape):
         index = index + apply("reshape", [line], {"shape": tuple(along)})
     index = where(fits, index, 0)  # (every index in range: the check below reports a bad shape)
     out = gather(apply("reshape", [x], {"shape": (-1,)}), index)
-    source = "[" + ",".join(str(s) for s in x._shape) + "]"
-    message = f"Unable to broadcast tensor of shape {source} to tensor of shape {_shape_text(dims)} [Op:BroadcastTo]"
+    message = (f"Unable to broadcast tensor of shape {shape_str(x._shape)} to tensor of shape {_shape_text(dims)} "
+               "[Op:BroadcastTo]")
     return _check(out, fits, message, *dims)
