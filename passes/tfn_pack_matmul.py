@@ -15,11 +15,13 @@ A convolution is computed one output row (n, oh) at a time, so that the row stay
 accumulate into it: per row a fill and, per tap, a contraction of a strided slice of the input row (ow, c) with
 the packed filter tap W[kh][kw] (k = input channels, n = filters); the ow % MR trailing pixels get a contraction of
 their own, so the input is never padded in width. Filters beyond the last full NR-wide panel get a narrower panel of
-their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into their columns of the
-same row. The rows are an scf.forall (run on the worker threads by tfn-async-parallel) when the convolution is big
-enough, else an scf.for nest. When the convolution's only use adds a vector of one value per filter (a Conv2D
-layer's bias), each row's accumulators start as that bias (a tagged broadcast in place of the zero fill) and the add
-is dropped: one pass less over the output (conv_bias).
+their own (tail_panel: the guide's 100 filters as 96 + 8 rather than 128 or 112), computed into a scratch row
+whose real columns are then copied into the row (an in-cache copy of a few columns per row; slicing a wider result
+once at the end copied the whole output: 15.7 MB for the guide's convolution). The rows are an scf.forall (run on
+the worker threads by tfn-async-parallel) when the convolution is big enough, else an scf.for nest. When the
+convolution's only use adds a vector of one value per filter (a Conv2D layer's bias), each row's accumulators start
+as that bias (a tagged broadcast in place of the zero fill) and the add is dropped: one pass less over the output
+(conv_bias).
 M' is a multiple of MR, K' of KR and N' of NR, and each cache tile divides its padded size, so every tile that
 tfn-vectorize-kernels cuts is static. Zero padding adds only exact zeros. The packs, fills and contractions are
 tagged `tfn.kernel` with their tile sizes for tfn-vectorize-kernels. Smaller products, dynamic shapes and other
@@ -643,7 +645,6 @@ def rewrite_conv(op, t, bias=None):
         tt = dataclasses.replace(t, nr=cols)
         groups = [(0, main, t, _filter_panels(w, 0, main, main, cp, t)),
                   (main, cols, tt, _filter_panels(w, main, nf - main, cols, cp, tt))]
-    width = groups[-1][0] + groups[-1][1]
     fill = _fill_value(c)
     starts = {start: None if bias is None else _bias_panels(bias, start, min(cols, nf - start), cols, g)
               for start, cols, g, _ in groups}
@@ -681,20 +682,23 @@ def rewrite_conv(op, t, bias=None):
     def row(b, r, acc):
         for start, cols, g, wp in groups:
             row_shape = [ow, cols // g.nr, g.nr]
-            flat = _slice(acc, [0, start], [ow, cols])
-            view = tensor.expand_shape(ir.RankedTensorType.get(row_shape, ir.F32Type.get()), flat, [[0], [1, 2]], [],
-                                       row_shape)
+            filters = min(cols, nf - start)
+            if filters == cols:
+                flat = _slice(acc, [0, start], [ow, cols])
+                view = tensor.expand_shape(ir.RankedTensorType.get(row_shape, ir.F32Type.get()), flat, [[0], [1, 2]],
+                                           [], row_shape)
+            else:
+                # The tail panel's padded filters go to a scratch row, and only its real ones into the result's row
+                view = tensor.EmptyOp(row_shape, ir.F32Type.get()).result
             done = accumulate(b, r, view, g, wp, row_shape, start)
             flat = tensor.collapse_shape(ir.RankedTensorType.get([ow, cols], ir.F32Type.get()), done, [[0], [1, 2]])
-            acc = _insert(flat, acc, [0, start], [ow, cols])
+            if filters < cols:
+                flat = _slice(flat, [0, 0], [ow, filters])
+            acc = _insert(flat, acc, [0, start], [ow, filters])
         return acc
 
-    out = tensor.EmptyOp([n, oh, ow, width], ir.F32Type.get()).result
-    rows = _each_row(out, row, t.workers > 1 and _flops(op) >= t.min_parallel_flops)
-    if width == nf:
-        return rows
-    result = ir.RankedTensorType.get([n, oh, ow, nf], ir.F32Type.get())
-    return tensor.extract_slice(result, rows, [], [], [], [0] * 4, [n, oh, ow, nf], [1] * 4)
+    out = tensor.EmptyOp([n, oh, ow, nf], ir.F32Type.get()).result
+    return _each_row(out, row, t.workers > 1 and _flops(op) >= t.min_parallel_flops)
 
 
 def _bias_panels(bias, start, count, cols, t):
