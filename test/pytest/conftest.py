@@ -1,8 +1,10 @@
-"""Tests marked `gpu` run code on a CUDA GPU: they are skipped, with the driver's reason, where none is visible."""
+"""Tests marked `gpu` run code on a CUDA GPU: they are skipped, with the driver's reason, where none is visible.
+`cores(n)` makes the host look as if it had n cores to the passes, for tests whose IR depends on the worker count."""
 import os
 
 import pytest
 
+from tfn.passes import target
 from tfn.runtime import cuda_driver
 
 # Compiles in the tests verify the module after every pass (compiled functions elsewhere verify it once, after the
@@ -18,3 +20,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def cores(monkeypatch):
+    """cores(n): code generated from now on in the test is for a host of n cores (n workers); the host's own count
+    again after it."""
+    host = target._host()
+
+    def use(n):
+        monkeypatch.setattr(target, "_host", lambda: (*host[:2], n, *host[3:]))
+        target.target_for.cache_clear()
+        assert target.current().cores == n
+
+    yield use
+    monkeypatch.undo()
+    target.target_for.cache_clear()

@@ -301,6 +301,7 @@ void *malloc(size_t n) {
 """
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a worker thread: a host of 2 cores or more")
 def test_null_malloc_on_a_worker_thread_reaches_the_caller(tmp_path):
     """A packed panel of the parallel matmul is allocated by each task, on whichever thread takes it (the caller or
     one of the async runtime's worker threads): a null malloc on a worker thread is reported to the calling thread

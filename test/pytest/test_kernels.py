@@ -62,9 +62,10 @@ def test_matmul_fast_path_sizes():
     assert "vector.contract" in f.get_concrete_function(*arrays, bt).ir("bufferized")
 
 
-def test_matmul_worker_splits():
-    """Big matmuls are split over the workers by panels (B padded, packed per worker; batched with an odd batch) or
+def test_matmul_worker_splits(cores):
+    """Big matmuls are split over two workers by panels (B padded, packed per worker; batched with an odd batch) or
     by rows; one whose rows and panels are both odd counts of tiles runs on one thread. All equal NumPy."""
+    cores(2)
     # each at least min-parallel-flops (2 x 256^3)
     shapes = [((800, 100), (100, 250)), ((256, 512), (512, 160)), ((3, 256, 96), (3, 96, 256)),
               ((120, 1536), (1536, 96))]

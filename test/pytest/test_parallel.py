@@ -20,8 +20,9 @@ def _rss_kb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy():
+def test_big_elementwise_reduction_and_matmul_run_on_two_workers_and_match_numpy(cores):
     """Odd sizes (uneven halves), broadcasts, reductions, matmul and batch matmul; small ops stay single-threaded."""
+    cores(2)
     x = RNG.random(600_001, dtype=np.float32)
     m = RNG.random((2049, 300), dtype=np.float32)
     row = RNG.random(300, dtype=np.float32)

@@ -207,22 +207,16 @@ def _depthwise(x, w, x2, w2):
             tfn.nn.depthwise_conv2d(x2, w2, [1, 2, 2, 1], "VALID"))
 
 
-def test_depthwise_is_vectorised_on_many_workers(monkeypatch):
+def test_depthwise_is_vectorised_on_many_workers(cores):
     """With 16 workers (the host's core count faked), a depthwise convolution's 28 output rows are cut into tasks
     that divide them: 16 uneven tasks have dynamic sizes, which tfn-vectorize-depthwise cannot take (it left them to
     LLVM's scalar loops on a 16-core machine)."""
-    host = target._host()
-    monkeypatch.setattr(target, "_host", lambda: (*host[:2], 16, *host[3:]))
-    target.target_for.cache_clear()
-    try:
-        assert target.current().cores == 16
-        x, w = RNG.random((2, 30, 30, 64), dtype=np.float32) - 0.5, RNG.random((3, 3, 64, 1), dtype=np.float32) - 0.5
-        f = tfn.function(lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID"))
-        assert_close(f(x, w).numpy(), tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID").numpy())
-        bufferized = f.get_concrete_function(x, w).ir("bufferized")
-        assert "vector.fma" in bufferized and re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", bufferized) == ["14"]
-    finally:
-        target.target_for.cache_clear()  # (the host's own core count again once monkeypatch restores _host)
+    cores(16)
+    x, w = RNG.random((2, 30, 30, 64), dtype=np.float32) - 0.5, RNG.random((3, 3, 64, 1), dtype=np.float32) - 0.5
+    f = tfn.function(lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID"))
+    assert_close(f(x, w).numpy(), tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID").numpy())
+    bufferized = f.get_concrete_function(x, w).ir("bufferized")
+    assert "vector.fma" in bufferized and re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", bufferized) == ["14"]
 
 
 @pytest.mark.parametrize("level", ["avx512", "avx2"])
