@@ -2,8 +2,8 @@
 
 Upstream passes lower the loops: scf-forall-to-parallel, then async-parallel-for (option `workers` threads, default:
 the cores available; min-task-size=1: a forall of tfn-parallelize or tfn-pack-matmul has one iteration per task, up
-to `tasks-per-worker` per worker, and async-parallel-for makes each a block of its own (it cuts a loop into at most
-8 blocks per worker with up to 4 workers); the convolution's loop over output rows has one per row and is cut into
+to `tasks-per-worker` per worker, and async-parallel-for makes each a block of its own (it is asked for up to
+BLOCKS_PER_WORKER blocks per worker); the convolution's loop over output rows has one per row and is cut into
 blocks of rows by async-parallel-for itself), which outlines the loop body as `parallel_compute_fn(block, ...)`.
 
 Upstream then hands out the blocks statically: the calling thread runs block 0 and waits for the others, each an
@@ -46,10 +46,31 @@ RELEASE = "tfn_release_blocks"
 SPINS = 3000
 
 
+# The most blocks per worker a loop is cut into (a convolution's loop over its output rows; the other loops have
+# fewer iterations, one per task, and each is a block). Blocks are taken one at a time (take_blocks_text), so smaller
+# ones balance better when a thread starts late or loses its core for a while: the guide's convolution (198 rows, 2
+# workers, AVX-512, same process) ran 37.4-37.5 ms in 16 blocks of 13 rows (upstream's 8 per worker) and 36.0-36.2 in
+# 32 of 7 rows or 50 of 4.
+BLOCKS_PER_WORKER = 16
+
+
+def _oversharding_workers(blocks):
+    """The num-workers to give async-parallel-for so that it cuts a loop into up to `blocks` blocks: it makes at most
+    num-workers x f blocks, f = 8 up to 4 workers, 4 up to 8, 2 up to 16, 1 up to 32, 0.8 up to 64, else 0.6 (its
+    "oversharding factor"). The count only sizes the blocks: take_blocks replaces the dispatch it makes with one
+    that starts `workers` - 1 tasks."""
+    nw = 1
+    while int(nw * next(f for top, f in ((4, 8), (8, 4), (16, 2), (32, 1), (64, 0.8), (None, 0.6))
+                        if top is None or nw <= top)) < blocks:
+        nw += 1
+    return nw
+
+
 def async_passes(workers):
     """The upstream passes lowering scf.forall to tasks of the async runtime run by `workers` threads, as two
     pipelines: outlining (async-parallel-for), then lowering to the runtime (take_blocks runs in between)."""
-    return (("scf-forall-to-parallel", f"async-parallel-for{{num-workers={workers} min-task-size=1}}"),
+    nw = _oversharding_workers(BLOCKS_PER_WORKER * workers)
+    return (("scf-forall-to-parallel", f"async-parallel-for{{num-workers={nw} min-task-size=1}}"),
             ("async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
              "convert-async-to-llvm"))
 

@@ -62,11 +62,12 @@ func.func @serial(%m: memref<1024xf32>) {
 
 // -----
 
-// A loop of unknown trip count is cut into at most 8 blocks per worker (async-parallel-for's num-workers).
+// A loop of unknown trip count is cut into at most 16 blocks per worker (BLOCKS_PER_WORKER, through
+// async-parallel-for's num-workers).
 // CHECK-LABEL: func.func @dynamic
-// CHECK: arith.ceildivsi %arg1, %c16
+// CHECK: arith.ceildivsi %arg1, %c32
 // FOUR-LABEL: func.func @dynamic
-// FOUR: arith.ceildivsi %arg1, %c32
+// FOUR: arith.ceildivsi %arg1, %c64
 func.func @dynamic(%m: memref<?xf32>, %n: index) {
   %one = arith.constant 1.0 : f32
   scf.forall (%i) in (%n) {
