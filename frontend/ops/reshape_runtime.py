@@ -73,7 +73,8 @@ def reshape_runtime(x, shape):
     dims = given = _dims(shape)
     count = size(x)
     known_sizes = [where(d < 0, 1, d) if isinstance(d, TensorBase) else (1 if d == -1 else d) for d in dims]
-    inferred = count // convert_to_tensor(_product(known_sizes), dtypes.int32)
+    known = convert_to_tensor(_product(known_sizes), dtypes.int32)
+    inferred = count // where(known == 0, 1, known)  # (a zero size with a -1: the check below reports it)
     dims = [where(d < 0, inferred, d) if isinstance(d, TensorBase) else (inferred if d == -1 else d) for d in dims]
     total = convert_to_tensor(_product(dims), dtypes.int32)
     fits = total == count
@@ -92,6 +93,8 @@ def reshape_runtime(x, shape):
     for d in given:
         if isinstance(d, TensorBase):
             inferring = inferring | (d < 0)
+    out = _check(out, ~inferring | (known != 0), "Reshape cannot infer the missing input size for an empty tensor "
+                 "unless all specified input sizes are non-zero [Op:Reshape]")
     out = _check(out, fits | inferring, message + "has {1} [Op:Reshape]", count, total)
     return _check(out, fits | ~inferring, message + "requires a multiple of {1} [Op:Reshape]", count,
                   _product(known_sizes))

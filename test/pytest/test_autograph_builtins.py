@@ -218,6 +218,13 @@ def test_reshape_to_run_time_sizes():
     assert g(tfn.range(4), tfn.constant([-1, 1])).numpy().tolist() == [[0], [1], [2], [3]]
     with pytest.raises(tfn.errors.InvalidArgumentError):
         g(tfn.range(4), tfn.constant([3, 1]))
+    # zero sizes: an empty tensor takes any shape with a zero size and no -1; with a -1, TF's own message (not a
+    # division by zero)
+    assert g(tfn.ones([0, 3]), tfn.constant([5, 0])).shape == (5, 0)
+    for x in (tfn.ones([0, 3]), tfn.ones([4, 3])):
+        with pytest.raises(tfn.errors.InvalidArgumentError, match="Reshape cannot infer the missing input size for "
+                           "an empty tensor unless all specified input sizes are non-zero"):
+            g(x, tfn.constant([0, -1]))
 
 
 def test_broadcast_to_a_run_time_shape():
