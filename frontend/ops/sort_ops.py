@@ -47,33 +47,19 @@ def _positions(x):
     return fill_ops.range(count)
 
 
-def _sizes(x):
-    """x's sizes: ints where known, int64 scalar tensors where known only when the function runs."""
-    dims = None
-    out = []
-    for i, d in enumerate(x._shape):
-        if d is None:
-            dims = shape_ops.shape(x, dtypes.int64) if dims is None else dims
-            d = dims[i]
-        out.append(d)
-    return out
-
-
 def _take_along_last(x, order):
-    """x[..., order[..., j]] for each j: the values at the positions `order` (int32, x's shape but for the last
-    dim) of each line; one gather_nd of the flattened x (its gradient is a scatter-add of the picked elements)."""
+    """x[..., order[..., j]] for each j: the values of each line at the positions `order` (int32, x's shape but for
+    the last dim); one gather_nd of x at full coordinates (its gradient is a scatter-add of the picked elements)."""
     if x.ndim == 1:
         return gather_nd(x, array_ops.expand_dims(order, -1))
-    sizes, lines = _sizes(x), 1
-    for d in sizes[:-1]:
-        lines = lines * d
-    m = _sizes(order)[-1]
-    flat = math_ops.cast(array_ops.reshape(order, [lines, m]), dtypes.int64)
-    start = math_ops.multiply(fill_ops.range(convert_to_tensor(lines, dtypes.int64)),
-                              convert_to_tensor(sizes[-1], dtypes.int64))
-    flat = math_ops.add(flat, array_ops.expand_dims(start, -1))
-    picked = gather_nd(array_ops.reshape(x, [lines * sizes[-1]]), array_ops.expand_dims(flat, -1))
-    return array_ops.reshape(picked, sizes[:-1] + [m])
+    zero = fill_ops.zeros_like(order)
+    coords = []
+    for d, size in enumerate(x._shape[:-1]):
+        count = convert_to_tensor(size, dtypes.int32) if size is not None else shape_ops.shape(x)[d]
+        along = [1] * order.ndim
+        along[d] = -1
+        coords.append(math_ops.add(zero, array_ops.reshape(fill_ops.range(count), along)))
+    return gather_nd(x, array_ops.stack(coords + [order], -1))
 
 
 def _argsort_last(x, descending):

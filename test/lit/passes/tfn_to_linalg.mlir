@@ -635,3 +635,49 @@ func.func @collectives(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf3
   %2 = "tfn.all_gather"(%x) {replicas = 2 : i64} : (tensor<2x3xf32>) -> tensor<4x3xf32>
   return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi32>, tensor<4x3xf32>
 }
+
+// argsort: the keys (a float made canonical, its bits with the low bits flipped when negative, all bits flipped for
+// descending) and the positions (two linalg.generics), a scratch pair (bufferization.alloc_tensor: cse never makes
+// the two one buffer), then per line (an scf.for over the leading dim) runs of 16 sorted by insertion and an
+// scf.while of two merge passes per iteration (keys and positions to the scratch pair and back), stable: the left
+// element is taken unless the right one is smaller
+// CHECK-LABEL: func.func @argsort
+func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xi32>)
+  // CHECK: arith.cmpf uno
+  // CHECK: arith.constant 0x7FC00000 : f32
+  // CHECK: arith.cmpf oeq
+  // CHECK: arith.bitcast %{{.*}} : f32 to i32
+  // CHECK: arith.shrsi
+  // CHECK: arith.constant -1 : i32
+  // CHECK: arith.xori
+  // CHECK: linalg.generic
+  // CHECK: linalg.index 1
+  // CHECK: bufferization.alloc_tensor
+  // CHECK: bufferization.alloc_tensor
+  // CHECK: scf.for
+  // CHECK: %[[C16:.*]] = arith.constant 16 : index
+  // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C16]]
+  // CHECK: scf.while
+  // CHECK: scf.while
+  // CHECK: scf.for
+  // CHECK: scf.for
+  // CHECK: arith.cmpi slt
+  // CHECK: tensor.insert
+  // CHECK: tensor.insert
+  // CHECK: scf.for
+  // CHECK: scf.for
+  %0 = "tfn.argsort"(%x) {descending = true} : (tensor<?x?xf32>) -> tensor<?x?xi32>
+  return %0 : tensor<?x?xi32>
+}
+
+// An unsigned key has its top bit flipped (signed compare); a signed one is itself; ascending flips no bits
+// CHECK-LABEL: func.func @argsort_uint8
+func.func @argsort_uint8(%x: tensor<5xui8>) -> tensor<5xi32> {
+  // CHECK: linalg.generic
+  // CHECK: arith.constant -128 : i8
+  // CHECK-NEXT: arith.xori
+  // CHECK-NEXT: linalg.yield
+  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<5xui8>) -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+}
