@@ -2,9 +2,9 @@
 value), eager = compiled with dynamic dims, ints, other axes, gradients by finite differences, errors."""
 import numpy as np
 import pytest
+from composite_cases import check_gradients, check_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from composite_cases import check_gradients, check_values
 
 import tfn
 
@@ -143,7 +143,8 @@ def test_long_lines_sort_without_quadratic_memory(compiled):
     """10^5 elements (the O(n^2) ranking needed ~40 GB): sort, argsort and a large top_k."""
     a = np.random.default_rng(3).normal(size=100_000).astype(np.float32)
     a[::1000] = np.round(a[::1000])  # some ties
-    fn = (lambda x: (tfn.sort(x), tfn.argsort(x, direction="DESCENDING"), tfn.math.top_k(x, 100).indices))
+    def fn(x):
+        return tfn.sort(x), tfn.argsort(x, direction="DESCENDING"), tfn.math.top_k(x, 100).indices
     run = tfn.function(fn, input_signature=[tfn.TensorSpec([None], tfn.float32)]) if compiled else fn
     values, order, top = run(tfn.constant(a))
     np.testing.assert_array_equal(values.numpy(), np.sort(a))
@@ -165,11 +166,26 @@ def test_top_k_by_passes_and_by_sorting_agree(k):
 def test_sort_gradient_on_other_axes_and_dynamic_dims():
     a = np.random.default_rng(5).permutation(60).reshape(3, 4, 5) / 7.0
     for axis in (0, 1, 2):
-        fn = (lambda x, axis=axis: tfn.sort(x, axis=axis, direction="DESCENDING"))
+        def fn(x, axis=axis):
+            return tfn.sort(x, axis=axis, direction="DESCENDING")
         check_values(fn, lambda v, axis=axis: -np.sort(-v, axis), [a])
         check_gradients(fn, lambda v, axis=axis: -np.sort(-v, axis), [a])
-    top = (lambda x: tfn.math.top_k(x, 20).values)  # the sorting path of top_k
+
+    def top(x):  # the sorting path of top_k
+        return tfn.math.top_k(x, 20).values
     check_gradients(top, lambda v: -np.sort(-v, -1)[..., :20], [a.reshape(3, 20)])
+    w = np.arange(60.0).reshape(3, 4, 5)
+
+    def grad(x):  # every dim known only when the function runs: the picked element of each gets its weight
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            loss = tfn.reduce_sum(tfn.sort(x, axis=1) * w)
+        return tape.gradient(loss, x)
+    f = tfn.function(grad, input_signature=[tfn.TensorSpec([None, None, None], tfn.float64)])
+    want = np.zeros_like(a)
+    np.put_along_axis(want, np.argsort(a, 1, kind="stable"), w, 1)
+    for got in (grad(tfn.constant(a)), f(tfn.constant(a))):
+        np.testing.assert_array_equal(got.numpy(), want)
 
 
 def test_argsort_has_no_gradient_and_errors_name_the_users_line():
