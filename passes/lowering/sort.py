@@ -1,5 +1,4 @@
-"""Lowering of tfn.argsort: each line (the last axis) is sorted by a bottom-up merge sort on integer keys, the
-positions moving with them.
+"""Lowering of tfn.argsort: each line (the last axis) is sorted on integer keys, the positions moving with them.
 
 The keys: one integer of the element's width whose signed order is the op's order. Signed integers are their own
 key, uint8 has its top bit flipped; a float is made canonical (every NaN the positive quiet NaN, -0.0 as 0.0) and
@@ -7,11 +6,15 @@ its bits taken with the low bits flipped when the sign is set (the IEEE order as
 Descending flips every bit (~key reverses the signed order), so both directions are one stable ascending sort and
 equal values keep their input order.
 
-The sort: runs of RUN elements are first sorted by insertion, then the lines go back and forth between two pairs of
-tensors (keys and positions, the second pair scratch), each pass merging neighbouring runs of the current width
-into runs twice as wide (a merge takes the left element unless the right one is smaller: stable); two passes per
-scf.while iteration, so the sorted line ends in the first pair and the loop's tensors stay in place when bufferized.
-O(n log n) work, 2n scratch elements per line; lines are independent (loops over the leading dims)."""
+A line of RADIX_MIN elements or more is sorted by an LSD radix sort: one loop counts the DIGIT_BITS-bit digits of
+every pass, the counts become start offsets, and each pass scatters keys and positions by one digit from the lowest
+(stable), between two pairs of tensors (keys and positions, the second pair scratch), an even number of passes so
+the sorted line ends in the first pair: O(n w / DIGIT_BITS) work for w-bit keys. A shorter line is merge sorted:
+runs of RUN elements sorted by insertion, then passes merging neighbouring runs of the current width into runs
+twice as wide (the left element is taken unless the right one is smaller: stable), two passes per scf.while
+iteration back and forth between the pairs: O(n log n). The choice is made while lowering when the line's length
+is known, else by an scf.if when the function runs. 2n scratch elements per line; lines are independent (loops
+over the leading dims)."""
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
@@ -20,6 +23,9 @@ from tfn.dialects.types import TensorType
 from tfn.passes.lowering.common import dim, empty, generic, identity_map, index, lowered_type, lowering, parallel
 
 RUN = 16  # elements sorted by insertion before the merge passes
+RADIX_MIN = 64  # lines of this many elements or more are sorted by radix (measured: faster from 64 on)
+DIGIT_BITS = 8  # a radix pass sorts by this many bits of the key
+BUCKETS = 1 << DIGIT_BITS
 
 _KEY_DTYPES = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
 
@@ -117,7 +123,7 @@ def _merge_pass(coords, n, width, src_keys, src_pos, keys, pos):
     return _for(index(0), n, arith.addi(width, width), [keys, pos], pair)
 
 
-def _sort_line(coords, n, keys, pos, scratch_keys, scratch_pos):
+def _sort_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
     keys, pos = _insertion_runs(coords, n, keys, pos)
     t = [index(0).type, keys.type, pos.type, keys.type, pos.type]
     loop = scf.WhileOp(t, [index(RUN), keys, pos, scratch_keys, scratch_pos])
@@ -132,6 +138,89 @@ def _sort_line(coords, n, keys, pos, scratch_keys, scratch_pos):
         ka, pa = _merge_pass(coords, n, wider, kb, pb, ka, pa)
         scf.YieldOp([arith.addi(wider, wider), ka, pa, kb, pb])
     return list(loop.results[1:])
+
+
+def _digit(key, width, p):
+    """Digit p (DIGIT_BITS wide, from the lowest) of the key read as unsigned with its sign bit flipped (so the
+    unsigned order of the flipped key is the signed order of the key), as an index."""
+    i64 = ir.IntegerType.get_signless(64)
+    flipped = arith.xori(key, _int(width, -(1 << (width - 1))))
+    wide = arith.extui(i64, flipped) if width < 64 else flipped
+    if p:
+        wide = arith.shrui(wide, _int(64, p * DIGIT_BITS))
+    return arith.index_cast(index(0).type, arith.andi(wide, _int(64, BUCKETS - 1)))
+
+
+def _radix_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
+    """The line at `coords` sorted by an LSD radix sort (stable): one loop counting every pass's digits, the counts
+    made into start offsets, then one scatter per digit from the lowest, back and forth between the pairs (an even
+    number of passes: the sorted line ends in the first pair)."""
+    passes = -(-width // DIGIT_BITS)
+    passes += passes % 2
+    i64 = ir.IntegerType.get_signless(64)
+    count_type = ir.RankedTensorType.get([passes, BUCKETS], i64)
+    counts = linalg.fill(_int(64, 0), outs=[tensor.empty([passes, BUCKETS], i64)])
+
+    def count(i, counts):
+        key = tensor.extract(keys, coords + [i])
+        for p in range(passes):
+            at = [index(p), _digit(key, width, p)]
+            counts = tensor.insert(arith.addi(tensor.extract(counts, at), _int(64, 1)), counts, at)
+        return [counts]
+    counts = _for(index(0), n, index(1), [counts], count)[0]
+
+    def starts(b, counts, *running):
+        out = []
+        for p in range(passes):
+            at = [index(p), b]
+            c = tensor.extract(counts, at)
+            counts = tensor.insert(running[p], counts, at)
+            out.append(arith.addi(running[p], c))
+        return [counts] + out
+    counts = _for(index(0), index(BUCKETS), index(1), [counts] + [_int(64, 0)] * passes, starts)[0]
+    assert counts.type == count_type
+
+    def scatter(p, src_keys, src_pos, keys, pos, counts):
+        def step(i, keys, pos, counts):
+            key = tensor.extract(src_keys, coords + [i])
+            at = [index(p), _digit(key, width, p)]
+            start = tensor.extract(counts, at)
+            to = coords + [arith.index_cast(index(0).type, start)]
+            keys = tensor.insert(key, keys, to)
+            pos = tensor.insert(tensor.extract(src_pos, coords + [i]), pos, to)
+            return [keys, pos, tensor.insert(arith.addi(start, _int(64, 1)), counts, at)]
+        return _for(index(0), n, index(1), [keys, pos, counts], step)
+    pairs = [keys, pos, scratch_keys, scratch_pos]
+    for p in range(passes):
+        src, dst = (pairs[:2], pairs[2:]) if p % 2 == 0 else (pairs[2:], pairs[:2])
+        k, q, counts = scatter(p, *src, *dst, counts)
+        pairs = pairs[:2] + [k, q] if p % 2 == 0 else [k, q] + pairs[2:]
+    return pairs
+
+
+def _sort_any_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
+    """Merge sort below RADIX_MIN elements, radix sort from there (a choice made when the function runs unless the
+    line's length is known)."""
+    values = [keys, pos, scratch_keys, scratch_pos]
+    length = _static(n)
+    if length is not None:
+        return (_radix_line if length >= RADIX_MIN else _sort_line)(coords, n, width, *values)
+    choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.uge, n, index(RADIX_MIN)), [v.type for v in values],
+                      has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.YieldOp(_radix_line(coords, n, width, *values))
+    with ir.InsertionPoint(choice.else_block):
+        scf.YieldOp(_sort_line(coords, n, width, *values))
+    return list(choice.results)
+
+
+def _static(n):
+    """The value of an index constant, or None."""
+    op = n.owner
+    if isinstance(op, ir.Operation) or hasattr(op, "name"):
+        if op.name == "arith.constant":
+            return ir.IntegerAttr(op.attributes["value"]).value
+    return None
 
 
 def _over_lines(sizes, coords, values, body):
@@ -162,5 +251,5 @@ def lower_argsort(rw):
     # value, and the loops' two tensors started from it share one buffer)
     scratch = [bufferization.alloc_tensor(lowered_type(t), dyn) for t in (key_type, out)]
     sorted_ = _over_lines(sizes, [], [keys, pos] + scratch,
-                          lambda coords, *vals: _sort_line(coords, n, *vals))
+                          lambda coords, *vals: _sort_any_line(coords, n, key_type.dtype.np.itemsize * 8, *vals))
     return [sorted_[1]]

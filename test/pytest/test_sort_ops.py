@@ -93,7 +93,9 @@ _DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.i
 @st.composite
 def _lines(draw):
     dtype = draw(st.sampled_from(_DTYPES))
-    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=2))) + (draw(st.integers(0, 70)),)
+    # lines short (merge sort) and long (radix sort from 64 elements, passes/lowering/sort.py)
+    length = draw(st.one_of(st.integers(0, 40), st.integers(60, 300)))
+    shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2))) + (length,)
     if np.dtype(dtype).kind == "f":  # few distinct values (ties), NaN, infinities and both zeros
         pool = np.array([-np.inf, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.nan], dtype)
     else:
@@ -129,6 +131,30 @@ def test_argsort_and_sort_equal_numpys_stable_order(a, descending):
         assert order.dtype is tfn.int32 and order.shape == a.shape
         np.testing.assert_array_equal(order.numpy(), want)
         np.testing.assert_array_equal(values.numpy(), np.take_along_axis(a, want, -1))  # NaN == NaN here
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_every_key_width_over_its_whole_range(dtype):
+    """Values drawn over the dtype's whole range (floats: normal values with NaN, both infinities and both zeros),
+    a line of known length and one of run-time length, both directions: every radix digit of the keys matters."""
+    r = np.random.default_rng(np.dtype(dtype).num)
+    if np.dtype(dtype).kind == "f":
+        a = (r.standard_normal((3, 700)) * np.float64(np.finfo(dtype).max) ** r.random((3, 700))).astype(dtype)
+        for v in (np.nan, np.inf, -np.inf, 0.0, -0.0):
+            a.flat[r.integers(0, a.size, 25)] = v
+    else:
+        info = np.iinfo(dtype)
+        a = r.integers(info.min, int(info.max) + 1, (3, 700), dtype=dtype)
+        a.flat[r.integers(0, a.size, 25)] = info.min
+        a.flat[r.integers(0, a.size, 25)] = info.max
+    for descending in (False, True):
+        direction = "DESCENDING" if descending else "ASCENDING"
+        want = _stable_desc(a) if descending else np.argsort(a, -1, kind="stable")
+        for shape in ([None, None], [3, 700]):
+            f = tfn.function(lambda x, d=direction: tfn.argsort(x, direction=d),
+                             input_signature=[tfn.TensorSpec(shape, tfn.as_dtype(dtype))])
+            np.testing.assert_array_equal(f(tfn.constant(a)).numpy(), want)
+        np.testing.assert_array_equal(tfn.argsort(a, direction=direction).numpy(), want)
 
 
 def test_negative_zero_keeps_its_place_and_bits():

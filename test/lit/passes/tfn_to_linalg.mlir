@@ -638,9 +638,11 @@ func.func @collectives(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf3
 
 // argsort: the keys (a float made canonical, its bits with the low bits flipped when negative, all bits flipped for
 // descending) and the positions (two linalg.generics), a scratch pair (bufferization.alloc_tensor: cse never makes
-// the two one buffer), then per line (an scf.for over the leading dim) runs of 16 sorted by insertion and an
-// scf.while of two merge passes per iteration (keys and positions to the scratch pair and back), stable: the left
-// element is taken unless the right one is smaller
+// the two one buffer), then per line (an scf.for over the leading dim) a choice by the line's length at run time:
+// 64 elements or more by radix (one loop counting the 4 passes' 8-bit digits, the counts made start offsets, 4
+// scatters), fewer by merge sort (runs of 16 sorted by insertion, then an scf.while of two merge passes per
+// iteration, keys and positions to the scratch pair and back; stable: the left element is taken unless the right
+// one is smaller)
 // CHECK-LABEL: func.func @argsort
 func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
   // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xi32>)
@@ -656,6 +658,14 @@ func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
   // CHECK: bufferization.alloc_tensor
   // CHECK: bufferization.alloc_tensor
   // CHECK: scf.for
+  // CHECK: %[[MIN:.*]] = arith.constant 64 : index
+  // CHECK: arith.cmpi uge, %{{.*}}, %[[MIN]]
+  // CHECK: scf.if
+  // CHECK: linalg.fill {{.*}} -> tensor<4x256xi64>
+  // CHECK-COUNT-4: arith.andi %{{.*}}, %c255_i64
+  // CHECK: scf.for {{.*}} to %c256
+  // CHECK-COUNT-4: scf.for {{.*}} -> (tensor<?x?xi32>, tensor<?x?xi32>, tensor<4x256xi64>)
+  // CHECK: } else {
   // CHECK: %[[C16:.*]] = arith.constant 16 : index
   // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C16]]
   // CHECK: scf.while
@@ -671,13 +681,26 @@ func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
   return %0 : tensor<?x?xi32>
 }
 
-// An unsigned key has its top bit flipped (signed compare); a signed one is itself; ascending flips no bits
+// A line of known length takes one way only: 10 x 200 int64 keys by radix (8 passes), 5 uint8 by merge sort; an
+// unsigned key has its top bit flipped (signed compare), a signed one is itself, ascending flips no bits
+// CHECK-LABEL: func.func @argsort_long_int64
+func.func @argsort_long_int64(%x: tensor<10x200xi64>) -> tensor<10x200xi32> {
+  // CHECK-NOT: scf.if
+  // CHECK: linalg.fill {{.*}} -> tensor<8x256xi64>
+  // CHECK-NOT: scf.while
+  // CHECK: return
+  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<10x200xi64>) -> tensor<10x200xi32>
+  return %0 : tensor<10x200xi32>
+}
+
 // CHECK-LABEL: func.func @argsort_uint8
 func.func @argsort_uint8(%x: tensor<5xui8>) -> tensor<5xi32> {
   // CHECK: linalg.generic
   // CHECK: arith.constant -128 : i8
   // CHECK-NEXT: arith.xori
   // CHECK-NEXT: linalg.yield
+  // CHECK-NOT: linalg.fill
+  // CHECK: scf.while
   %0 = "tfn.argsort"(%x) {descending = false} : (tensor<5xui8>) -> tensor<5xi32>
   return %0 : tensor<5xi32>
 }
