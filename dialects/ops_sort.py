@@ -14,14 +14,17 @@ from tfn.dialects.types import TensorType
 MAX_LINE = 2 ** 31 - 1  # the positions are int32
 
 
+def line_too_long(n):
+    return f"ArgSort: a line of {n} elements has positions past int32"
+
+
 def _infer(types, attrs):
     x = types[0]
     rules.allowed("ArgSort", x.dtype, rules.NUMERIC)
     if x.rank == 0:
         raise InvalidArgumentError("ArgSort: input must be at least rank 1, got a scalar [Op:ArgSort]")
     if x.shape[-1] is not None and x.shape[-1] > MAX_LINE:
-        raise InvalidArgumentError(f"ArgSort: a line of {x.shape[-1]} elements has positions past int32 "
-                                   "[Op:ArgSort]")
+        raise InvalidArgumentError(line_too_long(x.shape[-1]) + " [Op:ArgSort]")
     return TensorType(x.shape, dtypes.int32)
 
 
@@ -29,8 +32,7 @@ def stable_argsort(x, descending):
     """The NumPy kernel: np.argsort(kind="stable") puts NaN last; descending is the ascending order of the reversed
     line, reversed (equal values then keep their input order, NaN comes first)."""
     if x.shape[-1] > MAX_LINE:
-        raise InvalidArgumentError(f"ArgSort: a line of {x.shape[-1]} elements has positions past int32 "
-                                   "[Op:ArgSort]")
+        raise InvalidArgumentError(line_too_long(x.shape[-1]) + " [Op:ArgSort]")
     if not descending:
         return np.argsort(x, axis=-1, kind="stable").astype(np.int32)
     n = x.shape[-1]

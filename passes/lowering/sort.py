@@ -19,7 +19,9 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
 from tfn.dialects import dtypes, ops
+from tfn.dialects.ops_sort import MAX_LINE, line_too_long
 from tfn.dialects.types import TensorType
+from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import dim, empty, generic, identity_map, index, lowered_type, lowering, parallel
 
 RUN = 16  # elements sorted by insertion before the merge passes
@@ -158,7 +160,6 @@ def _radix_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
     passes = -(-width // DIGIT_BITS)
     passes += passes % 2
     i64 = ir.IntegerType.get_signless(64)
-    count_type = ir.RankedTensorType.get([passes, BUCKETS], i64)
     counts = linalg.fill(_int(64, 0), outs=[tensor.empty([passes, BUCKETS], i64)])
 
     def count(i, counts):
@@ -178,7 +179,6 @@ def _radix_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
             out.append(arith.addi(running[p], c))
         return [counts] + out
     counts = _for(index(0), index(BUCKETS), index(1), [counts] + [_int(64, 0)] * passes, starts)[0]
-    assert counts.type == count_type
 
     def scatter(p, src_keys, src_pos, keys, pos, counts):
         def step(i, keys, pos, counts):
@@ -198,11 +198,10 @@ def _radix_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
     return pairs
 
 
-def _sort_any_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
-    """Merge sort below RADIX_MIN elements, radix sort from there (a choice made when the function runs unless the
-    line's length is known)."""
+def _sort_any_line(coords, n, length, width, keys, pos, scratch_keys, scratch_pos):
+    """Merge sort below RADIX_MIN elements, radix sort from there: chosen now when the line's `length` is known (an
+    int), else when the function runs (`n`, an index value)."""
     values = [keys, pos, scratch_keys, scratch_pos]
-    length = _static(n)
     if length is not None:
         return (_radix_line if length >= RADIX_MIN else _sort_line)(coords, n, width, *values)
     choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.uge, n, index(RADIX_MIN)), [v.type for v in values],
@@ -214,15 +213,6 @@ def _sort_any_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
     return list(choice.results)
 
 
-def _static(n):
-    """The value of an index constant, or None."""
-    op = n.owner
-    if isinstance(op, ir.Operation) or hasattr(op, "name"):
-        if op.name == "arith.constant":
-            return ir.IntegerAttr(op.attributes["value"]).value
-    return None
-
-
 def _over_lines(sizes, coords, values, body):
     """body(coords, *values) for every line (the leading dims' coordinates), carrying `values`."""
     if len(coords) == len(sizes) - 1:
@@ -231,9 +221,14 @@ def _over_lines(sizes, coords, values, body):
                 lambda c, *vals: _over_lines(sizes, coords + [c], vals, body))
 
 
+runtime_errors.may_fail(ops.argsort, lambda details, op: line_too_long(details[0]))
+
+
 @lowering(ops.argsort)
 def lower_argsort(rw):
-    """tfn.argsort -> keys (a linalg.generic) and positions 0..n-1 (another), sorted line by line by scf loops."""
+    """tfn.argsort -> keys (a linalg.generic) and positions 0..n-1 (another), sorted line by line by scf loops; a
+    line of a run-time length past int32 positions is reported (its positions wrap, nothing is read out of
+    bounds)."""
     x, xt, out = rw.operands[0], rw.in_types[0], rw.out
     rank = xt.rank
     sizes = [dim(x, d) if s is None else index(s) for d, s in enumerate(xt.shape)]
@@ -247,9 +242,12 @@ def lower_argsort(rw):
     pos = generic([], [], [empty(out, dyn)], [ident], parallel(rank),
                   lambda _: arith.index_cast(i32, linalg.IndexOp(rank - 1).result))[0]
     n = sizes[-1]
+    if xt.shape[-1] is None:
+        runtime_errors.report(rw, arith.cmpi(arith.CmpIPredicate.ugt, n, index(MAX_LINE)), [n])
     # (the scratch pair as bufferization.alloc_tensor, never merged by cse: two tensor.empty of one type become one
     # value, and the loops' two tensors started from it share one buffer)
     scratch = [bufferization.alloc_tensor(lowered_type(t), dyn) for t in (key_type, out)]
     sorted_ = _over_lines(sizes, [], [keys, pos] + scratch,
-                          lambda coords, *vals: _sort_any_line(coords, n, key_type.dtype.np.itemsize * 8, *vals))
+                          lambda coords, *vals: _sort_any_line(coords, n, xt.shape[-1], key_type.dtype.np.itemsize * 8,
+                                                               *vals))
     return [sorted_[1]]
