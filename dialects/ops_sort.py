@@ -28,16 +28,36 @@ def _infer(types, attrs):
     return TensorType(x.shape, dtypes.int32)
 
 
+def sort_keys(x, descending):
+    """The integer keys the compiled sort orders (passes/lowering/sort.py), in NumPy: signed integers of x's width
+    whose signed order is the op's order (NaN canonical and above +inf, -0.0 as 0.0; ~key for descending)."""
+    width = x.dtype.itemsize * 8
+    signed = np.dtype(f"int{width}")
+    if x.dtype.kind == "f":
+        x = np.where(np.isnan(x), np.array(np.nan, x.dtype), x)
+        x = np.where(x == 0, np.zeros((), x.dtype), x)
+        bits = x.view(signed)
+        key = bits ^ ((bits >> (width - 1)) & np.array(2 ** (width - 1) - 1, signed))
+    elif x.dtype.kind == "u":
+        key = (x ^ np.array(1 << (width - 1), x.dtype)).view(signed)
+    else:
+        key = x
+    return ~key if descending else key
+
+
 def stable_argsort(x, descending):
-    """The NumPy kernel: np.argsort(kind="stable") puts NaN last; descending is the ascending order of the reversed
-    line, reversed (equal values then keep their input order, NaN comes first)."""
+    """The NumPy kernel: the stable ascending order of the keys. Keys of 32 bits or fewer go with their positions
+    into one uint64 each (key above, position below: every one distinct), so NumPy's fastest sort of those gives
+    the stable order; 64-bit keys take np.argsort(kind="stable")."""
     if x.shape[-1] > MAX_LINE:
         raise InvalidArgumentError(line_too_long(x.shape[-1]) + " [Op:ArgSort]")
-    if not descending:
-        return np.argsort(x, axis=-1, kind="stable").astype(np.int32)
-    n = x.shape[-1]
-    back = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]
-    return (n - 1 - back).astype(np.int32)
+    key = sort_keys(np.asarray(x), descending)
+    if key.dtype.itemsize == 8:
+        return np.argsort(key, axis=-1, kind="stable").astype(np.int32)
+    width = key.dtype.itemsize * 8
+    high = (key.astype(np.int64) + (1 << (width - 1))).astype(np.uint64) << np.uint64(32)
+    both = np.sort(high | np.arange(x.shape[-1], dtype=np.uint64), axis=-1)
+    return (both & np.uint64(0xFFFFFFFF)).astype(np.int32)
 
 
 define("argsort", ["x"], _infer, lambda arrays, attrs: stable_argsort(arrays[0], attrs["descending"]),
