@@ -6,15 +6,15 @@ its bits taken with the low bits flipped when the sign is set (the IEEE order as
 Descending flips every bit (~key reverses the signed order), so both directions are one stable ascending sort and
 equal values keep their input order.
 
-A line of RADIX_MIN elements or more is sorted by an LSD radix sort: one loop counts the DIGIT_BITS-bit digits of
-every pass, the counts become start offsets, and each pass scatters keys and positions by one digit from the lowest
-(stable), between two pairs of tensors (keys and positions, the second pair scratch), an even number of passes so
-the sorted line ends in the first pair: O(n w / DIGIT_BITS) work for w-bit keys. A shorter line is merge sorted:
-runs of RUN elements sorted by insertion, then passes merging neighbouring runs of the current width into runs
-twice as wide (the left element is taken unless the right one is smaller: stable), two passes per scf.while
-iteration back and forth between the pairs: O(n log n). The choice is made while lowering when the line's length
-is known, else by an scf.if when the function runs. 2n scratch elements per line; lines are independent (loops
-over the leading dims)."""
+A line of RADIX_MIN elements or more (by the key's width: 32 to 256) is sorted by an LSD radix sort: one loop
+counts the DIGIT_BITS-bit digits of every pass, the counts become start offsets, and each pass scatters keys and
+positions by one digit from the lowest (stable), between two pairs of tensors (keys and positions, the second pair
+scratch), an even number of passes so the sorted line ends in the first pair: O(n w / DIGIT_BITS) work for w-bit
+keys. A shorter line is merge sorted: runs of RUN elements sorted by insertion, then passes merging neighbouring
+runs of the current width into runs twice as wide (the left element is taken unless the right one is smaller:
+stable), two passes per scf.while iteration back and forth between the pairs: O(n log n). The choice is made while
+lowering when the line's length is known, else by an scf.if when the function runs. 2n scratch elements per line;
+lines are independent (loops over the leading dims)."""
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
@@ -25,7 +25,9 @@ from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering.common import dim, empty, generic, identity_map, index, lowered_type, lowering, parallel
 
 RUN = 16  # elements sorted by insertion before the merge passes
-RADIX_MIN = 64  # lines of this many elements or more are sorted by radix (measured: faster from 64 on)
+# key width -> the line length from which radix sort beats merge sort (measured on 2^19-2^20 elements in lines of
+# 16 to 4096: 8- and 16-bit keys from 32, 32-bit keys from 48-64, 64-bit keys from 256-512)
+RADIX_MIN = {8: 32, 16: 32, 32: 64, 64: 256}
 DIGIT_BITS = 8  # a radix pass sorts by this many bits of the key
 BUCKETS = 1 << DIGIT_BITS
 
@@ -199,12 +201,12 @@ def _radix_line(coords, n, width, keys, pos, scratch_keys, scratch_pos):
 
 
 def _sort_any_line(coords, n, length, width, keys, pos, scratch_keys, scratch_pos):
-    """Merge sort below RADIX_MIN elements, radix sort from there: chosen now when the line's `length` is known (an
-    int), else when the function runs (`n`, an index value)."""
+    """Merge sort below RADIX_MIN[width] elements, radix sort from there: chosen now when the line's `length` is
+    known (an int), else when the function runs (`n`, an index value)."""
     values = [keys, pos, scratch_keys, scratch_pos]
     if length is not None:
-        return (_radix_line if length >= RADIX_MIN else _sort_line)(coords, n, width, *values)
-    choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.uge, n, index(RADIX_MIN)), [v.type for v in values],
+        return (_radix_line if length >= RADIX_MIN[width] else _sort_line)(coords, n, width, *values)
+    choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.uge, n, index(RADIX_MIN[width])), [v.type for v in values],
                       has_else=True)
     with ir.InsertionPoint(choice.then_block):
         scf.YieldOp(_radix_line(coords, n, width, *values))

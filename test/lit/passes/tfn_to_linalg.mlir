@@ -683,17 +683,17 @@ func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
   return %0 : tensor<?x?xi32>
 }
 
-// A line of known length takes one way only: 10 x 200 int64 keys by radix (8 passes), 5 uint8 by merge sort; an
+// A line of known length takes one way only: 10 x 300 int64 keys by radix (8 passes), 5 uint8 by merge sort; an
 // unsigned key has its top bit flipped (signed compare), a signed one is itself, ascending flips no bits
 // CHECK-LABEL: func.func @argsort_long_int64
-func.func @argsort_long_int64(%x: tensor<10x200xi64>) -> tensor<10x200xi32> {
+func.func @argsort_long_int64(%x: tensor<10x300xi64>) -> tensor<10x300xi32> {
   // CHECK-NOT: tfn_error_flag
   // CHECK-NOT: scf.if
   // CHECK: linalg.fill {{.*}} -> tensor<8x256xi64>
   // CHECK-NOT: scf.while
   // CHECK: return
-  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<10x200xi64>) -> tensor<10x200xi32>
-  return %0 : tensor<10x200xi32>
+  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<10x300xi64>) -> tensor<10x300xi32>
+  return %0 : tensor<10x300xi32>
 }
 
 // CHECK-LABEL: func.func @argsort_uint8
