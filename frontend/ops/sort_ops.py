@@ -1,13 +1,13 @@
 """`tfn.sort`, `tfn.argsort` and `tfn.math.top_k` (also `tfn.nn.top_k`), on the argsort op.
 
 The argsort op (dialects/ops_sort.py) sorts each line along the last axis, stable: compiled, an LSD radix sort of
-integer keys (O(n) per line for a fixed dtype; merge sort, O(n log n), for lines under 64 elements), 2n scratch
-elements per line (passes/lowering/sort.py); eagerly, NumPy's stable argsort. Other axes are transposed to the end
-and back. Equal values keep their order in both directions; NaN counts as larger than every number (last
-ascending, first descending); -0.0 equals 0.0. sort picks the values at those positions with gather_nd, so its
-gradient reaches the picked elements (a scatter-add, O(n)); argsort has none. top_k takes the k largest one after
-another (k passes of a max and an index of it: O(n·k)) up to k = TOP_K_BY_PASSES, and the first k of the
-descending argsort beyond. All run on dynamic dims."""
+integer keys (O(n) per line for a fixed dtype; merge sort, O(n log n), for lines under 32-256 elements), 2n scratch
+elements per line (passes/lowering/sort.py); eagerly, NumPy sorting the same keys (dialects/ops_sort.py). Other
+axes are transposed to the end and back. Equal values keep their order in both directions; NaN counts as larger
+than every number (last ascending, first descending); -0.0 equals 0.0. sort picks the values at those positions
+with gather_nd, so its gradient reaches the picked elements (a scatter-add, O(n)); argsort has none. top_k takes
+the k largest one after another (k passes of a max and an index of it: O(n·k)) up to k = TOP_K_BY_PASSES, and the
+first k of the descending argsort beyond. All run on dynamic dims."""
 import collections
 
 import numpy as np

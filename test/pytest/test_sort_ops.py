@@ -93,7 +93,7 @@ _DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.i
 @st.composite
 def _lines(draw):
     dtype = draw(st.sampled_from(_DTYPES))
-    # lines short (merge sort) and long (radix sort from 64 elements, passes/lowering/sort.py)
+    # lines short (merge sort) and long (radix sort from 32, 64 or 256 elements by width, passes/lowering/sort.py)
     length = draw(st.one_of(st.integers(0, 40), st.integers(60, 300)))
     shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2))) + (length,)
     if np.dtype(dtype).kind == "f":  # few distinct values (ties), NaN, infinities and both zeros
