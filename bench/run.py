@@ -239,6 +239,28 @@ def case_reductions(fws, cfg):
     return rows
 
 
+def _sort_build(kind):
+    """sort (or the stable argsort) of a line in namespace ns: NumPy's np.sort / np.argsort(kind="stable"), TF's and
+    tfn's tf.sort / tf.argsort(stable=True), jnp.sort / jnp.argsort(stable=True)."""
+    def build(ns):
+        if kind == "sort":
+            return lambda x: ns.sort(x)
+        if ns is np:
+            return lambda x: np.argsort(x, kind="stable")
+        return lambda x: ns.argsort(x, stable=True)
+    return build
+
+
+def case_sort(fws, cfg):
+    """(n) sort and stable argsort of 1,000,000 float32 (normal values)."""
+    x = np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32)
+    rows = []
+    for kind in ("sort", "argsort"):
+        t = measure_all(fws, _sort_build(kind), [x], cfg)
+        rows.append(row(f"(n) {kind}, 1,000,000 f32", "ms", t, "", None, _speedup(t)))
+    return rows
+
+
 def _blas_threads():
     """(get, set) for the thread count of the BLAS NumPy loaded (OpenBLAS), or (None, None)."""
     libs = {line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower() and ".so" in line}
@@ -1220,7 +1242,7 @@ def main(argv=None):
     rows, start = [], perf()
     for case in (case_overhead, case_chains, case_matmul, case_conv, case_reductions, case_first_call,
                  case_trace, case_training, case_data, case_fit_data, case_digits, case_saved_model,
-                 case_gpu):
+                 case_gpu, case_sort):
         letter = case.__doc__[1]
         if args.only and letter not in args.only:
             continue

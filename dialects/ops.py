@@ -19,6 +19,7 @@ from tfn.dialects import (  # noqa: F401  (each defines its family's ops)
     ops_scatter,
     ops_shape,
     ops_shape_of,
+    ops_sort,
 )
 from tfn.dialects.optable import OPS
 

@@ -21,6 +21,7 @@ from tfn.passes.lowering import (  # noqa: F401  (each module registers its fami
     scatter,
     shape,
     shape_of,
+    sort,
 )
 from tfn.passes.lowering.common import PATTERNS, Rewrite
 from tfn.passes.lowering.control_flow import (

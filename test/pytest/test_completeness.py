@@ -98,6 +98,7 @@ SAMPLES = {
     "bitwise_xor": (lambda x, y: tfn.random.bitwise_xor(x, y), [I.astype(np.int64) * 977, np.int64(0x9E3779B9)]),
     "philox4x32": (lambda c, k: tfn.random.philox4x32(c, np.int64(1), k, np.int64(2), 7),
                    [np.int64(2**40 + 3), np.int64(87654321)]),
+    "argsort": (lambda x: tfn.argsort(x, axis=0, direction="DESCENDING"), [np.concatenate([F, F])]),
     "all_reduce": (lambda x: collective_ops.all_reduce(x, "sum"), [F]),
     "broadcast": (lambda x: collective_ops.broadcast(x, 0), [I]),
     "all_gather": (lambda x: collective_ops.all_gather(x), [F]),

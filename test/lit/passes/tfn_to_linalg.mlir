@@ -635,3 +635,75 @@ func.func @collectives(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> (tensor<2x3xf3
   %2 = "tfn.all_gather"(%x) {replicas = 2 : i64} : (tensor<2x3xf32>) -> tensor<4x3xf32>
   return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi32>, tensor<4x3xf32>
 }
+
+// argsort: the keys (a float made canonical, its bits with the low bits flipped when negative, all bits flipped for
+// descending) and the positions (two linalg.generics), a scratch pair (bufferization.alloc_tensor: cse never makes
+// the two one buffer), then per line (an scf.for over the leading dim) a choice by the line's length at run time:
+// 64 elements or more by radix (one loop counting the 4 passes' 8-bit digits, the counts made start offsets, 4
+// scatters), fewer by merge sort (runs of 16 sorted by insertion, then an scf.while of two merge passes per
+// iteration, keys and positions to the scratch pair and back; stable: the left element is taken unless the right
+// one is smaller). A line longer than int32 positions can count is reported when the function runs.
+// CHECK-LABEL: func.func @argsort
+func.func @argsort(%x: tensor<?x?xf32>) -> tensor<?x?xi32> {
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x?xf32>) outs(%{{.*}} : tensor<?x?xi32>)
+  // CHECK: arith.cmpf uno
+  // CHECK: arith.constant 0x7FC00000 : f32
+  // CHECK: arith.cmpf oeq
+  // CHECK: arith.bitcast %{{.*}} : f32 to i32
+  // CHECK: arith.shrsi
+  // CHECK: arith.constant -1 : i32
+  // CHECK: arith.xori
+  // CHECK: linalg.generic
+  // CHECK: linalg.index 1
+  // CHECK: arith.cmpi ugt, %{{.*}}, %c2147483647
+  // CHECK: memref.get_global @tfn_error_flag
+  // CHECK: bufferization.alloc_tensor
+  // CHECK: bufferization.alloc_tensor
+  // CHECK: scf.for
+  // CHECK: %[[MIN:.*]] = arith.constant 64 : index
+  // CHECK: arith.cmpi uge, %{{.*}}, %[[MIN]]
+  // CHECK: scf.if
+  // CHECK: linalg.fill {{.*}} -> tensor<4x256xi64>
+  // CHECK-COUNT-4: arith.andi %{{.*}}, %c255_i64
+  // CHECK: scf.for {{.*}} to %c256
+  // CHECK-COUNT-4: scf.for {{.*}} -> (tensor<?x?xi32>, tensor<?x?xi32>, tensor<4x256xi64>)
+  // CHECK: } else {
+  // CHECK: %[[C16:.*]] = arith.constant 16 : index
+  // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C16]]
+  // CHECK: scf.while
+  // CHECK: scf.while
+  // CHECK: scf.for
+  // CHECK: scf.for
+  // CHECK: arith.cmpi slt
+  // CHECK: tensor.insert
+  // CHECK: tensor.insert
+  // CHECK: scf.for
+  // CHECK: scf.for
+  %0 = "tfn.argsort"(%x) {descending = true} : (tensor<?x?xf32>) -> tensor<?x?xi32>
+  return %0 : tensor<?x?xi32>
+}
+
+// A line of known length takes one way only: 10 x 300 int64 keys by radix (8 passes), 5 uint8 by merge sort; an
+// unsigned key has its top bit flipped (signed compare), a signed one is itself, ascending flips no bits
+// CHECK-LABEL: func.func @argsort_long_int64
+func.func @argsort_long_int64(%x: tensor<10x300xi64>) -> tensor<10x300xi32> {
+  // CHECK-NOT: tfn_error_flag
+  // CHECK-NOT: scf.if
+  // CHECK: linalg.fill {{.*}} -> tensor<8x256xi64>
+  // CHECK-NOT: scf.while
+  // CHECK: return
+  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<10x300xi64>) -> tensor<10x300xi32>
+  return %0 : tensor<10x300xi32>
+}
+
+// CHECK-LABEL: func.func @argsort_uint8
+func.func @argsort_uint8(%x: tensor<5xui8>) -> tensor<5xi32> {
+  // CHECK: linalg.generic
+  // CHECK: arith.constant -128 : i8
+  // CHECK-NEXT: arith.xori
+  // CHECK-NEXT: linalg.yield
+  // CHECK-NOT: linalg.fill
+  // CHECK: scf.while
+  %0 = "tfn.argsort"(%x) {descending = false} : (tensor<5xui8>) -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+}
