@@ -10,8 +10,17 @@ this process waits for the child (without the GIL), links the object and stores 
 under the function's usual key (the quick code is never stored: a new process loads the optimised code at once),
 loads it and hands the new Executable to the listeners (the ConcreteFunction swaps it in: later calls run it).
 
-Both tiers come from the same LLVM-dialect module and differ only in LLVM's optimisation level, which keeps the
-results (no fast-math flags are set where it would change them). A failed optimised build leaves the quick code
+The optimised tier of tfn-pipeline splits more products over the worker threads than the quick tier does: the
+child lowers the traced module itself (tfn-pipeline with tfn-pack-matmul's min-parallel-flops lowered to
+OPTIMISED_MIN_PARALLEL_FLOPS, optimised_pipeline) and generates its O3 code from that; every other function, and
+every build made at once, gets the usual threshold. Measured on case (h)'s training step (bench/run.py, AMD EPYC, 2
+cores): splitting its three 2 x 128 x 256 x 256 products took the step from 1.16-1.22 to 0.86-1.06 ms, but made
+tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall, tfn-async-parallel's
+outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first call 1.47-1.75x JAX's
+where the target is 1.5x. In the child that time is off the first call's path. The split changes no result: it
+cuts rows and panels among tasks, never a dot product's k loop, so the tiers still compute the same floats (no
+fast-math flags are set where it would change them); a child that cannot lower the module (tfn not importable by
+it) builds the quick tier's LLVM-dialect module at O3 instead. A failed optimised build leaves the quick code
 in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
 its parent (through its stdin), so a killed process leaves no half-built files behind.
 
@@ -20,6 +29,7 @@ once, as before.
 """
 import atexit
 import os
+import re
 import shutil
 import sys
 import threading
@@ -36,6 +46,9 @@ ENV = "TFN_TIERED_COMPILATION"
 # link takes ~80 ms: a lower threshold may now pay.)
 QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
+# tfn-pack-matmul's min-parallel-flops in the optimised tier of tfn-pipeline (the pass's default, 2 x 256^3, elsewhere)
+OPTIMISED_MIN_PARALLEL_FLOPS = 1 << 24
+OPTIMISED_PIPELINE = "tfn-pipeline"  # the pipeline whose optimised tier is lowered again (optimised_pipeline)
 _COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optimize_worker.py")
 _setting = [None]  # set_enabled's choice; None: TFN_TIERED_COMPILATION decides (default on)
@@ -57,10 +70,26 @@ def set_enabled(on):
     _setting[0] = None if on is None else bool(on)
 
 
-def plan(lowered, k, target, name):
+def optimised_pipeline(pipeline, target):
+    """The pipeline text the optimised tier lowers a traced module with when it differs from `pipeline`'s (the
+    quick tier's): tfn-pipeline spelled out for `target` with tfn-pack-matmul's min-parallel-flops at most
+    OPTIMISED_MIN_PARALLEL_FLOPS; None for any other pipeline or where the threshold is already that low."""
+    if pipeline != OPTIMISED_PIPELINE:
+        return None
+    from tfn.passes import registry  # start-up cost: as in driver.lower, on a cache miss only
+
+    spelled = registry.pipeline_text(pipeline, target)
+    lowered = re.sub(r"(tfn-pack-matmul\{[^}]*\bmin-parallel-flops=)(\d+)",
+                     lambda m: m.group(1) + str(min(int(m.group(2)), OPTIMISED_MIN_PARALLEL_FLOPS)), spelled)
+    return None if lowered == spelled else lowered
+
+
+def plan(lowered, k, target, name, traced=None, pipeline=None):
     """The Upgrade building `lowered` (an LLVM-dialect module) at O3 in the background, or None when its code
     should be optimised at once: tiering off, a small module, or one calling MPI or CUDA (their libraries are
-    this process's). Call with the module's context entered; the module gets the target's features."""
+    this process's). Call with the module's context entered; the module gets the target's features. With
+    `traced` (the traced module `lowered` was lowered from by `pipeline`) and an optimised_pipeline for it, the
+    child lowers `traced` by that instead and builds its O3 code from the result."""
     if not enabled() or not sys.executable:
         return None
     libs = compiler.prepare(lowered, target)
@@ -77,9 +106,40 @@ def plan(lowered, k, target, name):
     if small:
         shutil.rmtree(work, ignore_errors=True)
         return None
-    upgrade = Upgrade(name, k, work, path, libs)
+    relower = None if traced is None else optimised_pipeline(pipeline, target)
+    if relower is not None:
+        relower = _write_relowering(work, traced, relower, target)
+    upgrade = Upgrade(name, k, work, path, libs, relower)
     upgrade.launch()  # it works while this process builds the quick code
     return upgrade
+
+
+def _write_relowering(work, traced, pipeline, target):
+    """Write what the child needs to lower `traced` by `pipeline` for `target` (runtime/optimize_worker.py's
+    --relower): the module's text with its locations, the pipeline, the target's fields, where tfn's packages are
+    (_tfn_packages: the child imports this process's tfn, however it was installed); returns the
+    file's path, or None if it cannot be written (the child then builds the quick tier's module)."""
+    import json  # start-up cost: a tiered build happens on a cache miss only
+
+    path = os.path.join(work, "relower.json")
+    try:
+        with open(path, "w") as f:
+            json.dump({"module": traced.operation.get_asm(enable_debug_info=True), "pipeline": pipeline,
+                       "target": [getattr(target, n) for n in type(target)._fields],
+                       "packages": _tfn_packages()}, f)
+    except OSError:
+        return None
+    return path
+
+
+def _tfn_packages():
+    """{name: folder} of tfn and its packages one level down (tfn.passes, ...), as this process imported them (an
+    editable install maps each to a folder of its own)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if (name == "tfn" or name.startswith("tfn.") and name.count(".") == 1) and getattr(module, "__path__", None):
+            found[name] = list(module.__path__)[0]
+    return found
 
 
 class Upgrade:
@@ -88,8 +148,9 @@ class Upgrade:
     module's compiler.Libraries (prepared once: the quick build uses them too).
     `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
-    def __init__(self, name, k, work, module_path, libs):
+    def __init__(self, name, k, work, module_path, libs, relower=None):
         self.name, self._key, self._work, self._module_path, self.libs = name, k, work, module_path, libs
+        self._relower = relower  # optimize_worker.py's --relower file, or None
         self.executable = self.error = self.seconds = None
         self._done = threading.Event()
         self._listeners = []
@@ -108,6 +169,8 @@ class Upgrade:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
         argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
                 os.pathsep.join(self.libs.preload), os.pathsep.join(self.libs.jit)]
+        if self._relower is not None:
+            argv += ["--relower", self._relower]
         with _lock:
             _pending.append(self)
         try:
