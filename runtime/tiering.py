@@ -5,7 +5,8 @@ is most of its first call, while its O0 code (FastISel and the fast register all
 ~80 ms with the link) runs at under half the speed, good enough until the O3 code is in place: the hot kernels
 are vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
 (MIN_BYTES of bytecode or more) and would be built at O3 is built at QUICK_LEVEL and runs at once; the same module
-goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py) generating its O3 object. A thread of
+goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py), started once the quick code is loaded,
+generating its O3 object. A thread of
 this process waits for the child (without the GIL), links the object and stores the .so in the artifact cache
 under the function's usual key (the quick code is never stored: a new process loads the optimised code at once),
 loads it and hands the new Executable to the listeners (the ConcreteFunction swaps it in: later calls run it).
@@ -109,9 +110,11 @@ def plan(lowered, k, target, name, traced=None, pipeline=None):
     relower = None if traced is None else optimised_pipeline(pipeline, target)
     if relower is not None:
         relower = _write_relowering(work, traced, relower, target)
-    upgrade = Upgrade(name, k, work, path, libs, relower)
-    upgrade.launch()  # it works while this process builds the quick code
-    return upgrade
+    # collect() starts the child once the quick code is loaded: started here, it competed with the quick build (two
+    # objects generated at once, on both of this machine's cores): case (h)'s first step measured 289-384 ms with
+    # the child started here, 263-269 with it started then (medians of 5, interleaved, load ~2), the optimised code
+    # in place ~50 ms later
+    return Upgrade(name, k, work, path, libs, relower)
 
 
 def _write_relowering(work, traced, pipeline, target):
@@ -143,9 +146,9 @@ def _tfn_packages():
 
 
 class Upgrade:
-    """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
-    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact. `libs`: the
-    module's compiler.Libraries (prepared once: the quick build uses them too).
+    """The optimised build of one function: `collect(load)` (once the quick code is loaded) starts the child
+    (`launch()`) and the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    `libs`: the module's compiler.Libraries (prepared once: the quick build uses them too).
     `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
     def __init__(self, name, k, work, module_path, libs, relower=None):
@@ -181,7 +184,9 @@ class Upgrade:
             self._finish(error=CompileError(f"the optimised build of '{self.name}' could not start: {e}"))
 
     def collect(self, load):
-        """Start the thread collecting the child's object: linked, stored, loaded by `load(artifact)`."""
+        """Start the child, and the thread collecting its object: linked, stored, loaded by `load(artifact)`."""
+        if self._proc is None and not self._done.is_set():
+            self.launch()
         if self._proc is None:  # it could not start: wait() reports that
             return
         self._thread = threading.Thread(target=self._collect, args=(self._object, load),
