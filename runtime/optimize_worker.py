@@ -71,10 +71,10 @@ def _relowered(path):
         with open(path) as f:
             job = json.load(f)
         sys.meta_path.insert(0, _PackageFinder(job["packages"]))
-        from tfn.dialects import context as dialect_context
-        from tfn.passes import registry
-        from tfn.passes import target as target_mod
-        from tfn.runtime import compiler
+        from tfn.dialects import context as dialect_context  # optional dependency: as the try above says
+        from tfn.passes import registry  # optional dependency
+        from tfn.passes import target as target_mod  # optional dependency
+        from tfn.runtime import compiler  # optional dependency
 
         target = target_mod.Target(*[tuple(tuple(x) if isinstance(x, list) else x for x in v)
                                      if isinstance(v, list) else v for v in job["target"]])
