@@ -81,7 +81,7 @@ def _relowered(path):
         with dialect_context.shared_context(), ir.Location.unknown():
             module = ir.Module.parse(job["module"])
             registry.run(job["pipeline"], module.operation, target)
-            compiler.prepare(module, target)
+            compiler.set_target_features(module, target)  # (no Libraries: the parent links and loads)
         return module
     except Exception as e:  # noqa: BLE001 -- the quick tier's module is built instead; its code is as correct
         sys.stderr.write(f"optimize_worker: the traced module was not lowered again ({type(e).__name__}: {e}); "

@@ -170,8 +170,11 @@ class Upgrade:
         self._started = time.perf_counter()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
-        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
-                os.pathsep.join(self.libs.preload), os.pathsep.join(self.libs.jit)]
+        preload = list(self.libs.preload)
+        if self._relower is not None and toolchain.ASYNC_RUNTIME not in preload:
+            preload.append(toolchain.ASYNC_RUNTIME)  # (for the engine) the module lowered again may have parallel kernels
+        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3", os.pathsep.join(preload),
+                os.pathsep.join(self.libs.jit)]
         if self._relower is not None:
             argv += ["--relower", self._relower]
         with _lock:
