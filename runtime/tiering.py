@@ -172,7 +172,7 @@ class Upgrade:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
         preload = list(self.libs.preload)
         if self._relower is not None and toolchain.ASYNC_RUNTIME not in preload:
-            preload.append(toolchain.ASYNC_RUNTIME)  # (for the engine) the module lowered again may have parallel kernels
+            preload.append(toolchain.ASYNC_RUNTIME)  # (for the engine) the module lowered again may run in parallel
         argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3", os.pathsep.join(preload),
                 os.pathsep.join(self.libs.jit)]
         if self._relower is not None:
