@@ -21,7 +21,9 @@ outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slo
 where the target is 1.5x. In the child that time is off the first call's path. The split changes no result: it
 cuts rows and panels among tasks, never a dot product's k loop, so the tiers still compute the same floats (no
 fast-math flags are set where it would change them); a child that cannot lower the module (tfn not importable by
-it) builds the quick tier's LLVM-dialect module at O3 instead. A failed optimised build leaves the quick code
+it) builds the quick tier's LLVM-dialect module at O3 instead. Either is stored under the function's usual key, as a
+build made at once (tiering off: the usual threshold) is: the artifacts differ in how the work is shared among the
+threads only. A failed optimised build leaves the quick code
 in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
 its parent (through its stdin), so a killed process leaves no half-built files behind.
 
