@@ -344,3 +344,39 @@ def test_a_child_that_cannot_lower_again_builds_the_quick_tiers_module(tmp_path)
     worker.wait(60)
     assert said == b"done\n" and b"quick_tier" in (tmp_path / "a.o").read_bytes()
     assert b"was not lowered again" in worker.stderr.read()
+
+
+def test_a_training_step_with_split_products_gives_identical_results_in_both_tiers(tiered, monkeypatch):
+    """An MLP 64-256-256-10 step at batch 128: its forward 128 x 256 x 256 product and the backward pass's two (the
+    hidden layer's input gradient, the weights' gradient) run on the calling thread in the quick tier, split over
+    the workers in the optimised tier: the loss and every variable's new value are the same floats."""
+    host = target._host()
+    monkeypatch.setattr(target, "_host", lambda: (*host[:2], 2, *host[3:]))
+    target.target_for.cache_clear()
+    try:
+        rng = np.random.default_rng(3)
+        x = tfn.constant(rng.standard_normal((128, 64), dtype=np.float32))
+        y = tfn.constant(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
+        shapes = [(64, 256), (256,), (256, 256), (256,), (256, 10), (10,)]
+        params = [tfn.Variable(rng.standard_normal(s, dtype=np.float32) * 0.05) for s in shapes]
+
+        def step(params, x, y):
+            with tfn.GradientTape() as tape:
+                h = tfn.maximum(tfn.matmul(x, params[0]) + params[1], 0.0)
+                h = tfn.maximum(tfn.matmul(h, params[2]) + params[3], 0.0)
+                logits = tfn.matmul(h, params[4]) + params[5]
+                loss = tfn.reduce_mean(tfn.nn.softmax_cross_entropy_with_logits(y, logits))
+            for p, g in zip(params, tape.gradient(loss, params)):
+                p.assign_sub(0.1 * g)
+            return loss
+
+        f = tfn.function(step)
+        f(params, x, y)
+        concrete = f.get_concrete_function(params, x, y)
+        quick, optimised = _tiers(concrete)
+        assert _calls_async_runtime(optimised.source)
+        arrays = [x.numpy(), y.numpy(), *[read() for read in concrete._capture_sources]]
+        for a, b in zip(quick(arrays), optimised(arrays)):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    finally:
+        target.target_for.cache_clear()
