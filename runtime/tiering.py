@@ -11,21 +11,23 @@ this process waits for the child (without the GIL), links the object and stores 
 under the function's usual key (the quick code is never stored: a new process loads the optimised code at once),
 loads it and hands the new Executable to the listeners (the ConcreteFunction swaps it in: later calls run it).
 
-The optimised tier of tfn-pipeline splits more products over the worker threads than the quick tier does: the
-child lowers the traced module itself (tfn-pipeline with tfn-pack-matmul's min-parallel-flops lowered to
-OPTIMISED_MIN_PARALLEL_FLOPS, optimised_pipeline) and generates its O3 code from that; every other function, and
-every build made at once, gets the usual threshold. Measured on case (h)'s training step (bench/run.py, AMD EPYC, 2
-cores): splitting its three 2 x 128 x 256 x 256 products took the step from 1.16-1.22 to 0.86-1.06 ms, but made
-tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall, tfn-async-parallel's
-outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first call 1.47-1.75x JAX's
-where the target is 1.5x. In the child that time is off the first call's path. The split changes no result: it
-cuts rows and panels among tasks, never a dot product's k loop, so the tiers still compute the same floats (no
-fast-math flags are set where it would change them); a child that cannot lower the module (tfn not importable by
-it) builds the quick tier's LLVM-dialect module at O3 instead. Either is stored under the function's usual key, as a
-build made at once (tiering off: the usual threshold) is: the artifacts differ in how the work is shared among the
-threads only. A failed optimised build leaves the quick code
-in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
-its parent (through its stdin), so a killed process leaves no half-built files behind.
+The optimised tier of tfn-pipeline splits more products over the worker threads than the quick tier does, and fuses
+more elementwise consumers into them: the child lowers the traced module itself (tfn-pipeline with tfn-pack-matmul's
+min-parallel-flops lowered to OPTIMISED_MIN_PARALLEL_FLOPS and min-epilogue-elements to
+OPTIMISED_MIN_EPILOGUE_ELEMENTS, optimised_pipeline) and generates its O3 code from that; every other function, and
+every build made at once, gets the usual thresholds. Measured on case (h)'s training step (bench/run.py, AMD EPYC, 2
+cores, both ISAs): splitting its three 2 x 128 x 256 x 256 products took the step from 1.15-1.42 to 0.86-0.99 ms,
+but made tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall, tfn-async-
+parallel's outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first call
+1.47-1.75x JAX's where the target is 1.5x. In the child that time is off the first call's path. Neither changes a
+result: a split cuts rows and panels among tasks, never a dot product's k loop, and a fused consumer does the same
+operations on the finished sums in registers, so the tiers still compute the same floats (no fast-math flags are set
+where it would change them); a child that cannot lower the module (tfn not importable by it) builds the quick tier's
+LLVM-dialect module at O3 instead. Either is stored under the function's usual key, as a build made at once (tiering
+off: the usual threshold) is: the artifacts differ in how the work is shared among the threads and in where the
+consumers run. A failed optimised build leaves the quick code in use; `wait()` reports it. At exit a build in flight
+is killed and its files removed; the child also watches its parent (through its stdin), so a killed process leaves
+no half-built files behind.
 
 Off with TFN_TIERED_COMPILATION=0 or tfn.config.set_tiered_compilation(False): every build is then optimised at
 once, as before.
@@ -51,6 +53,11 @@ QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
 # tfn-pack-matmul's min-parallel-flops in the optimised tier of tfn-pipeline (the pass's default, 2 x 256^3, elsewhere)
 OPTIMISED_MIN_PARALLEL_FLOPS = 1 << 24
+# and its min-epilogue-elements (default 2^16): the 128 x 256 bias adds and ReLU masks of case (h)'s step computed in
+# their products' register tiles too (their fusions cost the pipeline ~60 ms, now in the child). Measured with
+# bench/tier_ab.py's method (one process, interleaved blocks of 100 steps, load ~1.1): medians 0.855 -> 0.820 and
+# 0.864 -> 0.863 ms (AVX-512), 0.895 -> 0.879 and 1.078 -> 1.064 ms (AVX2); fastest blocks 2-4 % faster.
+OPTIMISED_MIN_EPILOGUE_ELEMENTS = 1 << 15
 OPTIMISED_PIPELINE = "tfn-pipeline"  # the pipeline whose optimised tier is lowered again (optimised_pipeline)
 _COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optimize_worker.py")
@@ -75,15 +82,18 @@ def set_enabled(on):
 
 def optimised_pipeline(pipeline, target):
     """The pipeline text the optimised tier lowers a traced module with when it differs from `pipeline`'s (the
-    quick tier's): tfn-pipeline spelled out for `target` with tfn-pack-matmul's min-parallel-flops at most
-    OPTIMISED_MIN_PARALLEL_FLOPS; None for any other pipeline or where the threshold is already that low."""
+    quick tier's): tfn-pipeline spelled out for `target` with tfn-pack-matmul's min-parallel-flops and
+    min-epilogue-elements at most OPTIMISED_MIN_PARALLEL_FLOPS and OPTIMISED_MIN_EPILOGUE_ELEMENTS; None for any
+    other pipeline or where both are already that low."""
     if pipeline != OPTIMISED_PIPELINE:
         return None
     from tfn.passes import registry  # start-up cost: as in driver.lower, on a cache miss only
 
-    spelled = registry.pipeline_text(pipeline, target)
-    lowered = re.sub(r"(tfn-pack-matmul\{[^}]*\bmin-parallel-flops=)(\d+)",
-                     lambda m: m.group(1) + str(min(int(m.group(2)), OPTIMISED_MIN_PARALLEL_FLOPS)), spelled)
+    spelled = lowered = registry.pipeline_text(pipeline, target)
+    for option, most in (("min-parallel-flops", OPTIMISED_MIN_PARALLEL_FLOPS),
+                         ("min-epilogue-elements", OPTIMISED_MIN_EPILOGUE_ELEMENTS)):
+        lowered = re.sub(r"(tfn-pack-matmul\{[^}]*\b" + option + r"=)(\d+)",
+                         lambda m, most=most: m.group(1) + str(min(int(m.group(2)), most)), lowered)
     return None if lowered == spelled else lowered
 
 
