@@ -17,10 +17,10 @@ min-parallel-flops lowered to OPTIMISED_MIN_PARALLEL_FLOPS and min-epilogue-elem
 OPTIMISED_MIN_EPILOGUE_ELEMENTS, optimised_pipeline) and generates its O3 code from that; every other function, and
 every build made at once, gets the usual thresholds. Measured on case (h)'s training step (bench/run.py, AMD EPYC, 2
 cores, both ISAs): splitting its three 2 x 128 x 256 x 256 products took the step from 1.15-1.42 to 0.86-0.99 ms,
-but made tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall, tfn-async-
-parallel's outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first call
-1.47-1.75x JAX's where the target is 1.5x. In the child that time is off the first call's path. Neither changes a
-result: a split cuts rows and panels among tasks, never a dot product's k loop, and a fused consumer does the same
+but made tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall,
+tfn-async-parallel's outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first
+call 1.47-1.75x JAX's where the target is 1.5x. In the child that time is off the first call's path. Neither changes
+a result: a split cuts rows and panels among tasks, never a dot product's k loop, and a fused consumer does the same
 operations on the finished sums in registers, so the tiers still compute the same floats (no fast-math flags are set
 where it would change them); a child that cannot lower the module (tfn not importable by it) builds the quick tier's
 LLVM-dialect module at O3 instead. Either is stored under the function's usual key, as a build made at once (tiering
