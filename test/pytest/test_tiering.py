@@ -307,6 +307,7 @@ def test_the_optimised_tier_splits_smaller_products_over_the_workers(tiered, mon
     try:
         text = tiering.optimised_pipeline("tfn-pipeline", target.current())
         assert f"min-parallel-flops={tiering.OPTIMISED_MIN_PARALLEL_FLOPS} " in text
+        assert f"min-epilogue-elements={tiering.OPTIMISED_MIN_EPILOGUE_ELEMENTS}" in text
         assert tiering.optimised_pipeline("tfn-lower-to-linalg", target.current()) is None
         a = RNG.standard_normal((128, 256), dtype=np.float32)
         b = RNG.standard_normal((256, 256), dtype=np.float32)
