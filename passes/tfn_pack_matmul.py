@@ -766,7 +766,9 @@ def _filter_panels(w, start, count, cols, cp, t):
 # With its three 2 x 128 x 256 x 256 products split (2^24), that step ran 1.16 -> 1.06 ms (medians of interleaved
 # runs in one process, load ~3), 1.14 -> 0.87 ms with a thread pool that spins before sleeping, but each split costs
 # ~20 ms of compile time (~6 ms fusing the pack and fill into the forall, ~15 ms lowering its async functions: the
-# step's LLVM-dialect module grew by 20 %), which its first call could not afford (<= 1.5x JAX's).
+# step's LLVM-dialect module grew by 20 %), which its first call could not afford (<= 1.5x JAX's). So the optimised
+# tier of a tiered function (runtime/tiering.py, OPTIMISED_MIN_PARALLEL_FLOPS) is lowered with 2^24 in the
+# background, off the first call's path; the quick tier and builds made at once keep this default.
 MIN_PARALLEL_FLOPS = Option("min-parallel-flops", "least flops of a contraction split over the workers (default: "
                             "2 x 256^3)", lambda t: 2 * 256 ** 3, positive)
 

@@ -46,7 +46,7 @@ def _uses_mpi(declared):
     return any(name.startswith("MPI_") for name in declared)
 
 
-def _set_target_features(llvm_module, target):
+def set_target_features(llvm_module, target):
     """Give every function `llvm_module` defines the target's LLVM features (none for the host's own level).
 
     Code is generated for the host CPU (runtime/llvm_codegen.py, as the ExecutionEngine does); a function's
@@ -120,7 +120,7 @@ class Libraries:
 def prepare(llvm_module, target=None):
     """Ready `llvm_module` for code generation for `target` (default: target.current()): its functions get the
     target's features; returns its Libraries."""
-    _set_target_features(llvm_module, target_mod.current() if target is None else target)
+    set_target_features(llvm_module, target_mod.current() if target is None else target)
     return Libraries(llvm_module)
 
 

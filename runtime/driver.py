@@ -153,7 +153,7 @@ def _artifact(module, options, symbol, name, tiered=False, alias=None):
     if artifact is None:
         lowered = lower(module, options.pipeline, on, name or symbol)
         if tiered and level == 3:
-            upgrade = tiering.plan(lowered, k, on, name or symbol)
+            upgrade = tiering.plan(lowered, k, on, name or symbol, module, options.pipeline)
         if upgrade is not None:
             try:
                 so, scratch = compiler.build_shared_object(lowered, tiering.QUICK_LEVEL, on, upgrade.libs)

@@ -5,8 +5,13 @@ module (MLIR bytecode), generates its code at OPT_LEVEL as runtime/compiler.py d
 runtime/llvm_codegen.py, else MLIR's ExecutionEngine), and writes the object file OUT.o (its tmp name renamed into
 place: a reader sees all of it or nothing). PRELOADS and JIT_LIBS are os.pathsep-separated shared libraries, for
 the engine only: loaded into the global symbol scope first (it resolves every symbol it calls), and handed to it.
-It imports only the standard library, the MLIR bindings and llvm_codegen.py beside it, by path (not tfn: starting
-costs ~0.2 s less, and tfn need not be importable by path).
+Without --relower it imports only the standard library, the MLIR bindings and llvm_codegen.py beside it, by path (not
+tfn: starting costs ~0.2 s less, and tfn need not be importable by path).
+
+With `--relower FILE` (runtime/tiering.py's optimised tier of tfn-pipeline) it lowers the traced module FILE holds
+by FILE's pipeline first, importing tfn for its passes (~0.3 s more, off the first call's path), and builds that
+instead of MODULE; where it cannot (tfn not importable, the pipeline failing), it says why on stderr and builds
+MODULE, the quick tier's module: the same results, fewer products split over the workers.
 
 Once OUT.o is written it prints `done` and waits for the parent to write `collected` and close its stdin. A thread
 reads stdin from the start: should it end without `collected` (the parent died, whether before or after the object
@@ -34,21 +39,79 @@ def _watch_parent(folder):
 
 
 def main(argv):
+    relower = None
+    if len(argv) == 7 and argv[5] == "--relower":
+        argv, relower = argv[:5], argv[6]
     module_path, out, level, preloads, jit_libs = argv
     try:
         os.nice(10)  # the parent's quick build and calls first, where they compete for a core
     except OSError:
         pass
     threading.Thread(target=_watch_parent, args=(os.path.dirname(out),), daemon=True).start()
+    codegen = _llvm_codegen()
+    if relower is not None:
+        lowered = _relowered(relower)
+        if lowered is not None:
+            with lowered.context:
+                _write(codegen, lowered, out, level, preloads, jit_libs)
+            return _done(out)
     with open(module_path, "rb") as f:
         data = f.read()
-    codegen = _llvm_codegen()
     with ir.Context():
-        module = ir.Module.parse(data)
-        if int(level) in codegen.LEVELS and codegen.available():
-            codegen.write_object(module, out + ".tmp", int(level))
-        else:
-            _engine_object(module, out + ".tmp", int(level), preloads, jit_libs)
+        _write(codegen, ir.Module.parse(data), out, level, preloads, jit_libs)
+    _done(out)
+
+
+def _relowered(path):
+    """The traced module of a --relower file lowered by its pipeline, with its target's features (an LLVM-dialect
+    ir.Module in tfn's shared context), or None (said on stderr) where that cannot be done."""
+    import json  # start-up cost: only with --relower
+
+    try:  # optional dependency: tfn, where this child can import it (else the quick tier's module is built)
+        with open(path) as f:
+            job = json.load(f)
+        sys.meta_path.insert(0, _PackageFinder(job["packages"]))
+        from tfn.dialects import context as dialect_context  # optional dependency: as the try above says
+        from tfn.passes import registry  # optional dependency
+        from tfn.passes import target as target_mod  # optional dependency
+        from tfn.runtime import compiler  # optional dependency
+
+        target = target_mod.Target(*[tuple(tuple(x) if isinstance(x, list) else x for x in v)
+                                     if isinstance(v, list) else v for v in job["target"]])
+        with dialect_context.shared_context(), ir.Location.unknown():
+            module = ir.Module.parse(job["module"])
+            registry.run(job["pipeline"], module.operation, target)
+            compiler.set_target_features(module, target)  # (no Libraries: the parent links and loads)
+        return module
+    except Exception as e:  # noqa: BLE001 -- the quick tier's module is built instead; its code is as correct
+        sys.stderr.write(f"optimize_worker: the traced module was not lowered again ({type(e).__name__}: {e}); "
+                         "building the quick tier's module\n")
+        return None
+
+
+class _PackageFinder:
+    """Finds tfn and its first-level packages in the folders the parent imported them from ({name: folder}); their
+    modules are then found through each package's __path__ as usual."""
+
+    def __init__(self, packages):
+        self.packages = packages
+
+    def find_spec(self, name, path=None, target=None):
+        folder = self.packages.get(name)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+
+
+def _write(codegen, module, out, level, preloads, jit_libs):
+    if int(level) in codegen.LEVELS and codegen.available():
+        codegen.write_object(module, out + ".tmp", int(level))
+    else:
+        _engine_object(module, out + ".tmp", int(level), preloads, jit_libs)
+
+
+def _done(out):
     os.replace(out + ".tmp", out)
     sys.stdout.write("done\n")
     sys.stdout.flush()

@@ -5,21 +5,36 @@ is most of its first call, while its O0 code (FastISel and the fast register all
 ~80 ms with the link) runs at under half the speed, good enough until the O3 code is in place: the hot kernels
 are vectorised and tiled by tfn's MLIR passes, before LLVM. So a function whose LLVM-dialect module is large
 (MIN_BYTES of bytecode or more) and would be built at O3 is built at QUICK_LEVEL and runs at once; the same module
-goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py) generating its O3 object. A thread of
+goes, as MLIR bytecode, to a child process (runtime/optimize_worker.py), started once the quick code is loaded,
+generating its O3 object. A thread of
 this process waits for the child (without the GIL), links the object and stores the .so in the artifact cache
 under the function's usual key (the quick code is never stored: a new process loads the optimised code at once),
 loads it and hands the new Executable to the listeners (the ConcreteFunction swaps it in: later calls run it).
 
-Both tiers come from the same LLVM-dialect module and differ only in LLVM's optimisation level, which keeps the
-results (no fast-math flags are set where it would change them). A failed optimised build leaves the quick code
-in use; `wait()` reports it. At exit a build in flight is killed and its files removed; the child also watches
-its parent (through its stdin), so a killed process leaves no half-built files behind.
+The optimised tier of tfn-pipeline splits more products over the worker threads than the quick tier does, and fuses
+more elementwise consumers into them: the child lowers the traced module itself (tfn-pipeline with tfn-pack-matmul's
+min-parallel-flops lowered to OPTIMISED_MIN_PARALLEL_FLOPS and min-epilogue-elements to
+OPTIMISED_MIN_EPILOGUE_ELEMENTS, optimised_pipeline) and generates its O3 code from that; every other function, and
+every build made at once, gets the usual thresholds. Measured on case (h)'s training step (bench/run.py, AMD EPYC, 2
+cores, both ISAs): splitting its three 2 x 128 x 256 x 256 products took the step from 1.15-1.42 to 0.86-0.99 ms,
+but made tfn-pipeline ~45 ms slower (tfn-vectorize-kernels fusing each pack and fill into its scf.forall,
+tfn-async-parallel's outlined task functions: ~20 % more LLVM-dialect IR) and its O0 build ~20 ms slower: a first
+call 1.47-1.75x JAX's where the target is 1.5x. In the child that time is off the first call's path. Neither changes
+a result: a split cuts rows and panels among tasks, never a dot product's k loop, and a fused consumer does the same
+operations on the finished sums in registers, so the tiers still compute the same floats (no fast-math flags are set
+where it would change them); a child that cannot lower the module (tfn not importable by it) builds the quick tier's
+LLVM-dialect module at O3 instead. Either is stored under the function's usual key, as a build made at once (tiering
+off: the usual threshold) is: the artifacts differ in how the work is shared among the threads and in where the
+consumers run. A failed optimised build leaves the quick code in use; `wait()` reports it. At exit a build in flight
+is killed and its files removed; the child also watches its parent (through its stdin), so a killed process leaves
+no half-built files behind.
 
 Off with TFN_TIERED_COMPILATION=0 or tfn.config.set_tiered_compilation(False): every build is then optimised at
 once, as before.
 """
 import atexit
 import os
+import re
 import shutil
 import sys
 import threading
@@ -36,6 +51,14 @@ ENV = "TFN_TIERED_COMPILATION"
 # link takes ~80 ms: a lower threshold may now pay.)
 QUICK_LEVEL = 0
 MIN_BYTES = 64 * 1024
+# tfn-pack-matmul's min-parallel-flops in the optimised tier of tfn-pipeline (the pass's default, 2 x 256^3, elsewhere)
+OPTIMISED_MIN_PARALLEL_FLOPS = 1 << 24
+# and its min-epilogue-elements (default 2^16): the 128 x 256 bias adds and ReLU masks of case (h)'s step computed in
+# their products' register tiles too (their fusions cost the pipeline ~60 ms, now in the child). Measured with
+# bench/tier_ab.py's method (one process, interleaved blocks of 100 steps, load ~1.1): medians 0.855 -> 0.820 and
+# 0.864 -> 0.863 ms (AVX-512), 0.895 -> 0.879 and 1.078 -> 1.064 ms (AVX2); fastest blocks 2-4 % faster.
+OPTIMISED_MIN_EPILOGUE_ELEMENTS = 1 << 15
+OPTIMISED_PIPELINE = "tfn-pipeline"  # the pipeline whose optimised tier is lowered again (optimised_pipeline)
 _COLLECTED = b"collected"  # what the child waits for (runtime/optimize_worker.py)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optimize_worker.py")
 _setting = [None]  # set_enabled's choice; None: TFN_TIERED_COMPILATION decides (default on)
@@ -57,10 +80,29 @@ def set_enabled(on):
     _setting[0] = None if on is None else bool(on)
 
 
-def plan(lowered, k, target, name):
+def optimised_pipeline(pipeline, target):
+    """The pipeline text the optimised tier lowers a traced module with when it differs from `pipeline`'s (the
+    quick tier's): tfn-pipeline spelled out for `target` with tfn-pack-matmul's min-parallel-flops and
+    min-epilogue-elements at most OPTIMISED_MIN_PARALLEL_FLOPS and OPTIMISED_MIN_EPILOGUE_ELEMENTS; None for any
+    other pipeline or where both are already that low."""
+    if pipeline != OPTIMISED_PIPELINE:
+        return None
+    from tfn.passes import registry  # start-up cost: as in driver.lower, on a cache miss only
+
+    spelled = lowered = registry.pipeline_text(pipeline, target)
+    for option, most in (("min-parallel-flops", OPTIMISED_MIN_PARALLEL_FLOPS),
+                         ("min-epilogue-elements", OPTIMISED_MIN_EPILOGUE_ELEMENTS)):
+        lowered = re.sub(r"(tfn-pack-matmul\{[^}]*\b" + option + r"=)(\d+)",
+                         lambda m, most=most: m.group(1) + str(min(int(m.group(2)), most)), lowered)
+    return None if lowered == spelled else lowered
+
+
+def plan(lowered, k, target, name, traced=None, pipeline=None):
     """The Upgrade building `lowered` (an LLVM-dialect module) at O3 in the background, or None when its code
     should be optimised at once: tiering off, a small module, or one calling MPI or CUDA (their libraries are
-    this process's). Call with the module's context entered; the module gets the target's features."""
+    this process's). Call with the module's context entered; the module gets the target's features. With
+    `traced` (the traced module `lowered` was lowered from by `pipeline`) and an optimised_pipeline for it, the
+    child lowers `traced` by that instead and builds its O3 code from the result."""
     if not enabled() or not sys.executable:
         return None
     libs = compiler.prepare(lowered, target)
@@ -77,19 +119,53 @@ def plan(lowered, k, target, name):
     if small:
         shutil.rmtree(work, ignore_errors=True)
         return None
-    upgrade = Upgrade(name, k, work, path, libs)
-    upgrade.launch()  # it works while this process builds the quick code
-    return upgrade
+    relower = None if traced is None else optimised_pipeline(pipeline, target)
+    if relower is not None:
+        relower = _write_relowering(work, traced, relower, target)
+    # collect() starts the child once the quick code is loaded: started here, it competed with the quick build (two
+    # objects generated at once, on both of this machine's cores): case (h)'s first step measured 289-384 ms with
+    # the child started here, 263-269 with it started then (medians of 5, interleaved, load ~2), the optimised code
+    # in place ~50 ms later
+    return Upgrade(name, k, work, path, libs, relower)
+
+
+def _write_relowering(work, traced, pipeline, target):
+    """Write what the child needs to lower `traced` by `pipeline` for `target` (runtime/optimize_worker.py's
+    --relower): the module's text with its locations, the pipeline, the target's fields, where tfn's packages are
+    (_tfn_packages: the child imports this process's tfn, however it was installed); returns the
+    file's path, or None if it cannot be written (the child then builds the quick tier's module)."""
+    import json  # start-up cost: a tiered build happens on a cache miss only
+
+    path = os.path.join(work, "relower.json")
+    try:
+        with open(path, "w") as f:
+            json.dump({"module": traced.operation.get_asm(enable_debug_info=True), "pipeline": pipeline,
+                       "target": [getattr(target, n) for n in type(target)._fields],
+                       "packages": _tfn_packages()}, f)
+    except OSError:
+        return None
+    return path
+
+
+def _tfn_packages():
+    """{name: folder} of tfn and its packages one level down (tfn.passes, ...), as this process imported them (an
+    editable install maps each to a folder of its own)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if (name == "tfn" or name.startswith("tfn.") and name.count(".") == 1) and getattr(module, "__path__", None):
+            found[name] = list(module.__path__)[0]
+    return found
 
 
 class Upgrade:
-    """The optimised build of one function: `launch()` starts the child, `collect(load)` (once the quick code is
-    loaded) the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact. `libs`: the
-    module's compiler.Libraries (prepared once: the quick build uses them too).
+    """The optimised build of one function: `collect(load)` (once the quick code is loaded) starts the child
+    (`launch()`) and the thread waiting for it; `load(artifact)` makes the Executable of the optimised artifact.
+    `libs`: the module's compiler.Libraries (prepared once: the quick build uses them too).
     `executable` (once ready), `error` (a CompileError if it failed), `seconds` (from launch to ready or failed)."""
 
-    def __init__(self, name, k, work, module_path, libs):
+    def __init__(self, name, k, work, module_path, libs, relower=None):
         self.name, self._key, self._work, self._module_path, self.libs = name, k, work, module_path, libs
+        self._relower = relower  # optimize_worker.py's --relower file, or None
         self.executable = self.error = self.seconds = None
         self._done = threading.Event()
         self._listeners = []
@@ -106,8 +182,13 @@ class Upgrade:
         self._started = time.perf_counter()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [toolchain.SITE, env.get("PYTHONPATH")]))
-        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3",
-                os.pathsep.join(self.libs.preload), os.pathsep.join(self.libs.jit)]
+        preload = list(self.libs.preload)
+        if self._relower is not None and toolchain.ASYNC_RUNTIME not in preload:
+            preload.append(toolchain.ASYNC_RUNTIME)  # (for the engine) the module lowered again may run in parallel
+        argv = [sys.executable, "-P", _WORKER, self._module_path, self._object, "3", os.pathsep.join(preload),
+                os.pathsep.join(self.libs.jit)]
+        if self._relower is not None:
+            argv += ["--relower", self._relower]
         with _lock:
             _pending.append(self)
         try:
@@ -118,7 +199,9 @@ class Upgrade:
             self._finish(error=CompileError(f"the optimised build of '{self.name}' could not start: {e}"))
 
     def collect(self, load):
-        """Start the thread collecting the child's object: linked, stored, loaded by `load(artifact)`."""
+        """Start the child, and the thread collecting its object: linked, stored, loaded by `load(artifact)`."""
+        if self._proc is None and not self._done.is_set():
+            self.launch()
         if self._proc is None:  # it could not start: wait() reports that
             return
         self._thread = threading.Thread(target=self._collect, args=(self._object, load),
