@@ -23,16 +23,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
-def cores(monkeypatch):
+def cores():
     """cores(n): code generated from now on in the test is for a host of n cores (n workers); the host's own count
-    again after it."""
-    host = target._host()
+    again after it (restored here, not by monkeypatch, whose undo would also take back other fixtures' settings)."""
+    real = target._host
+    host = real()
 
     def use(n):
-        monkeypatch.setattr(target, "_host", lambda: (*host[:2], n, *host[3:]))
+        target._host = lambda: (*host[:2], n, *host[3:])
         target.target_for.cache_clear()
         assert target.current().cores == n
 
     yield use
-    monkeypatch.undo()
+    target._host = real
     target.target_for.cache_clear()

@@ -296,35 +296,30 @@ def _calls_async_runtime(path):
         return b"mlirAsyncRuntimeExecute" in f.read()
 
 
-def test_the_optimised_tier_splits_smaller_products_over_the_workers(tiered, monkeypatch):
+def test_the_optimised_tier_splits_smaller_products_over_the_workers(tiered, monkeypatch, cores):
     """A 128 x 256 x 256 product (2^24 flops) runs on the calling thread in the quick tier and in builds made at
     once (under tfn-pack-matmul's default min-parallel-flops), but is split over the workers in the optimised tier
     of tfn-pipeline, which the child lowers again from the traced module (tiering.optimised_pipeline): the same
     floats either way (the k loops are not cut). Two cores faked, so that the target has a worker thread."""
-    host = target._host()
-    monkeypatch.setattr(target, "_host", lambda: (*host[:2], 2, *host[3:]))
-    target.target_for.cache_clear()
-    try:
-        text = tiering.optimised_pipeline("tfn-pipeline", target.current())
-        assert f"min-parallel-flops={tiering.OPTIMISED_MIN_PARALLEL_FLOPS} " in text
-        assert f"min-epilogue-elements={tiering.OPTIMISED_MIN_EPILOGUE_ELEMENTS}" in text
-        assert tiering.optimised_pipeline("tfn-lower-to-linalg", target.current()) is None
-        a = RNG.standard_normal((128, 256), dtype=np.float32)
-        b = RNG.standard_normal((256, 256), dtype=np.float32)
-        f = tfn.function(lambda a, b: tfn.matmul(a, b) * 2.0)
-        first = f(a, b).numpy()
-        quick, optimised = _tiers(f.get_concrete_function(a, b))
-        assert _calls_async_runtime(optimised.source)
-        assert np.array_equal(quick([a, b])[0], optimised([a, b])[0]) and np.array_equal(first, f(a, b).numpy())
-        np.testing.assert_allclose(first, 2.0 * (a @ b), rtol=1e-4, atol=1e-3)
+    cores(2)
+    text = tiering.optimised_pipeline("tfn-pipeline", target.current())
+    assert f"min-parallel-flops={tiering.OPTIMISED_MIN_PARALLEL_FLOPS} " in text
+    assert f"min-epilogue-elements={tiering.OPTIMISED_MIN_EPILOGUE_ELEMENTS}" in text
+    assert tiering.optimised_pipeline("tfn-lower-to-linalg", target.current()) is None
+    a = RNG.standard_normal((128, 256), dtype=np.float32)
+    b = RNG.standard_normal((256, 256), dtype=np.float32)
+    f = tfn.function(lambda a, b: tfn.matmul(a, b) * 2.0)
+    first = f(a, b).numpy()
+    quick, optimised = _tiers(f.get_concrete_function(a, b))
+    assert _calls_async_runtime(optimised.source)
+    assert np.array_equal(quick([a, b])[0], optimised([a, b])[0]) and np.array_equal(first, f(a, b).numpy())
+    np.testing.assert_allclose(first, 2.0 * (a @ b), rtol=1e-4, atol=1e-3)
 
-        tfn.config.set_tiered_compilation(False)  # built at once: the usual threshold, one thread
-        monkeypatch.setenv("TFN_CACHE_DIR", str(tiered / "at-once"))
-        g = tfn.function(lambda a, b: tfn.matmul(a, b) * 2.0)
-        assert np.array_equal(g(a, b).numpy(), first)
-        assert not _calls_async_runtime(g.get_concrete_function(a, b)._executable.source)
-    finally:
-        target.target_for.cache_clear()
+    tfn.config.set_tiered_compilation(False)  # built at once: the usual threshold, one thread
+    monkeypatch.setenv("TFN_CACHE_DIR", str(tiered / "at-once"))
+    g = tfn.function(lambda a, b: tfn.matmul(a, b) * 2.0)
+    assert np.array_equal(g(a, b).numpy(), first)
+    assert not _calls_async_runtime(g.get_concrete_function(a, b)._executable.source)
 
 
 def test_a_child_that_cannot_lower_again_builds_the_quick_tiers_module(tmp_path):
@@ -347,37 +342,32 @@ def test_a_child_that_cannot_lower_again_builds_the_quick_tiers_module(tmp_path)
     assert b"was not lowered again" in worker.stderr.read()
 
 
-def test_a_training_step_with_split_products_gives_identical_results_in_both_tiers(tiered, monkeypatch):
+def test_a_training_step_with_split_products_gives_identical_results_in_both_tiers(tiered, cores):
     """An MLP 64-256-256-10 step at batch 128: its forward 128 x 256 x 256 product and the backward pass's two (the
     hidden layer's input gradient, the weights' gradient) run on the calling thread in the quick tier, split over
     the workers in the optimised tier: the loss and every variable's new value are the same floats."""
-    host = target._host()
-    monkeypatch.setattr(target, "_host", lambda: (*host[:2], 2, *host[3:]))
-    target.target_for.cache_clear()
-    try:
-        rng = np.random.default_rng(3)
-        x = tfn.constant(rng.standard_normal((128, 64), dtype=np.float32))
-        y = tfn.constant(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
-        shapes = [(64, 256), (256,), (256, 256), (256,), (256, 10), (10,)]
-        params = [tfn.Variable(rng.standard_normal(s, dtype=np.float32) * 0.05) for s in shapes]
+    cores(2)
+    rng = np.random.default_rng(3)
+    x = tfn.constant(rng.standard_normal((128, 64), dtype=np.float32))
+    y = tfn.constant(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
+    shapes = [(64, 256), (256,), (256, 256), (256,), (256, 10), (10,)]
+    params = [tfn.Variable(rng.standard_normal(s, dtype=np.float32) * 0.05) for s in shapes]
 
-        def step(params, x, y):
-            with tfn.GradientTape() as tape:
-                h = tfn.maximum(tfn.matmul(x, params[0]) + params[1], 0.0)
-                h = tfn.maximum(tfn.matmul(h, params[2]) + params[3], 0.0)
-                logits = tfn.matmul(h, params[4]) + params[5]
-                loss = tfn.reduce_mean(tfn.nn.softmax_cross_entropy_with_logits(y, logits))
-            for p, g in zip(params, tape.gradient(loss, params)):
-                p.assign_sub(0.1 * g)
-            return loss
+    def step(params, x, y):
+        with tfn.GradientTape() as tape:
+            h = tfn.maximum(tfn.matmul(x, params[0]) + params[1], 0.0)
+            h = tfn.maximum(tfn.matmul(h, params[2]) + params[3], 0.0)
+            logits = tfn.matmul(h, params[4]) + params[5]
+            loss = tfn.reduce_mean(tfn.nn.softmax_cross_entropy_with_logits(y, logits))
+        for p, g in zip(params, tape.gradient(loss, params)):
+            p.assign_sub(0.1 * g)
+        return loss
 
-        f = tfn.function(step)
-        f(params, x, y)
-        concrete = f.get_concrete_function(params, x, y)
-        quick, optimised = _tiers(concrete)
-        assert _calls_async_runtime(optimised.source)
-        arrays = [x.numpy(), y.numpy(), *[read() for read in concrete._capture_sources]]
-        for a, b in zip(quick(arrays), optimised(arrays)):
-            assert a.dtype == b.dtype and np.array_equal(a, b)
-    finally:
-        target.target_for.cache_clear()
+    f = tfn.function(step)
+    f(params, x, y)
+    concrete = f.get_concrete_function(params, x, y)
+    quick, optimised = _tiers(concrete)
+    assert _calls_async_runtime(optimised.source)
+    arrays = [x.numpy(), y.numpy(), *[read() for read in concrete._capture_sources]]
+    for a, b in zip(quick(arrays), optimised(arrays)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
