@@ -367,13 +367,14 @@ static void run_awaiters(Awaiter *list, bool error) {
   }
 }
 
-static Awaiter *new_awaiter(CoroHandle handle, CoroResume resume, Group *group) {
+/* Queue a reaction on o, whose mutex the caller holds (newest first). */
+static void add_awaiter(Object *o, CoroHandle handle, CoroResume resume, Group *group) {
   Awaiter *a = zalloc(sizeof(Awaiter));
-  a->next = NULL;
   a->handle = handle;
   a->resume = resume;
   a->group = group;
-  return a;
+  a->next = o->awaiters;
+  o->awaiters = a;
 }
 
 API int64_t mlirAsyncRuntimeAddTokenToGroup(void *token, void *group) {
@@ -384,9 +385,7 @@ API int64_t mlirAsyncRuntimeAddTokenToGroup(void *token, void *group) {
   uint32_t state = atomic_load(&t->state);
   if (state == UNAVAILABLE) {
     mlirAsyncRuntimeAddRef(g, 1); /* the group lives until the token is counted in it */
-    Awaiter *a = new_awaiter(NULL, NULL, g);
-    a->next = t->o.awaiters;
-    t->o.awaiters = a;
+    add_awaiter(&t->o, NULL, NULL, g);
   }
   pthread_mutex_unlock(&t->o.mu);
   if (state != UNAVAILABLE)
@@ -460,18 +459,20 @@ API void mlirAsyncRuntimeExecute(CoroHandle handle, CoroResume resume) {
     futex(&pool.epoch, FUTEX_WAKE, 1);
 }
 
-/* Resume the coroutine once the token or value is ready: now, on this thread, if it is. */
+/* Entered with o's mutex held, which it releases: resume the coroutine once o is ready (`waiting`: it is not yet,
+   as read under the mutex), now, on this thread, if it is. */
+static void resume_when_ready(Object *o, int waiting, CoroHandle handle, CoroResume resume) {
+  if (waiting)
+    add_awaiter(o, handle, resume, NULL);
+  pthread_mutex_unlock(&o->mu);
+  if (!waiting)
+    resume(handle);
+}
+
+/* Resume the coroutine once the token or value is ready. */
 static void await_and_execute(Token *t, CoroHandle handle, CoroResume resume) {
   pthread_mutex_lock(&t->o.mu);
-  if (atomic_load(&t->state) == UNAVAILABLE) {
-    Awaiter *a = new_awaiter(handle, resume, NULL);
-    a->next = t->o.awaiters;
-    t->o.awaiters = a;
-    pthread_mutex_unlock(&t->o.mu);
-    return;
-  }
-  pthread_mutex_unlock(&t->o.mu);
-  resume(handle);
+  resume_when_ready(&t->o, atomic_load(&t->state) == UNAVAILABLE, handle, resume);
 }
 
 API void mlirAsyncRuntimeAwaitTokenAndExecute(void *token, CoroHandle handle, CoroResume resume) {
@@ -485,15 +486,7 @@ API void mlirAsyncRuntimeAwaitValueAndExecute(void *value, CoroHandle handle, Co
 API void mlirAsyncRuntimeAwaitAllInGroupAndExecute(void *group, CoroHandle handle, CoroResume resume) {
   Group *g = group;
   pthread_mutex_lock(&g->o.mu);
-  if (atomic_load(&g->pending) != 0) {
-    Awaiter *a = new_awaiter(handle, resume, NULL);
-    a->next = g->o.awaiters;
-    g->o.awaiters = a;
-    pthread_mutex_unlock(&g->o.mu);
-    return;
-  }
-  pthread_mutex_unlock(&g->o.mu);
-  resume(handle);
+  resume_when_ready(&g->o, atomic_load(&g->pending) != 0, handle, resume);
 }
 
 static int64_t worker_threads(void) {
