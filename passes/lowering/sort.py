@@ -234,7 +234,7 @@ def lower_argsort(rw):
     x, xt, out = rw.operands[0], rw.in_types[0], rw.out
     rank = xt.rank
     sizes = [dim(x, d) if s is None else index(s) for d, s in enumerate(xt.shape)]
-    dyn = [dim(x, d) for d, s in enumerate(xt.shape) if s is None]
+    dyn = [size for size, s in zip(sizes, xt.shape) if s is None]
     key_type = TensorType(xt.shape, _KEY_DTYPES[xt.dtype.np.itemsize * 8])
     ident = identity_map(rank)
     descending = bool(rw.attrs["descending"])
