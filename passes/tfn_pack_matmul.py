@@ -192,13 +192,32 @@ def _filled(out, value, rows):
 def worker_split(acc_shape, mr, workers, tasks=None):
     """forall tile sizes (loops batch..., m, j, k, r) cutting a contraction into acc [batch..., M', N' / NR, NR] into
     `tasks` equal parts (default: one per worker), else into one per worker: whole batches, else whole panels (then
-    each task also packs just the part of B it reads), else whole register-tile rows; None when no loop divides
-    evenly."""
+    each task also packs just the part of B it reads), else groups of panels times blocks of rows (_panels_by_rows),
+    else whole register-tile rows; None when no loop divides evenly."""
     nb = len(acc_shape) - 3
     for n in dict.fromkeys((tasks or workers, workers)):
-        for d in list(range(nb)) + [nb + 1, nb]:
-            if acc_shape[d] % (n * (mr if d == nb else 1)) == 0:
+        for d in list(range(nb)) + [nb + 1]:
+            if acc_shape[d] % n == 0:
                 return [acc_shape[d] // n if k == d else 0 for k in range(nb + 4)]
+        cut = _panels_by_rows(acc_shape[nb], acc_shape[nb + 1], mr, n)
+        if cut is not None:
+            return [0] * nb + list(cut) + [0, 0]
+        if acc_shape[nb] % (n * mr) == 0:
+            return [acc_shape[nb] // n if k == nb else 0 for k in range(nb + 4)]
+    return None
+
+
+def _panels_by_rows(rows, panels, mr, n):
+    """(rows, panels) of each of n tasks when n is more than the panels divide into: the panels cut into as many
+    groups as divide both, the rows (whole register tiles) into n / groups blocks; None when that is one group or
+    the rows do not divide. Each task packs the panels it reads, so B is packed in parallel, each panel once per row
+    block, where a split of the rows alone packs all of B on the calling thread before the tasks start and has each
+    task stream all of it for a few rows. (1024^3 with 16 workers, 64 tasks of AVX-512's 32 panels: 2 x 32 tasks of
+    512 rows x 1 panel rather than 64 of 16 rows x 32 panels after a serial 4 MiB pack.)"""
+    for groups in range(min(n, panels), 1, -1):
+        blocks = n // groups
+        if n % groups == 0 and panels % groups == 0 and rows % (blocks * mr) == 0:
+            return rows // blocks, panels // groups
     return None
 
 

@@ -220,6 +220,26 @@ def test_depthwise_is_vectorised_on_many_workers(cores):
 
 
 @pytest.mark.parametrize("level", ["avx512", "avx2"])
+def test_matmul_on_many_workers_splits_panels_and_rows(monkeypatch, cores, level):
+    """With 16 workers, a product cut into more tasks (64) than it has panels is split two ways: groups of panels
+    times blocks of rows, each task packing the panels it reads (a split of the rows alone packed all of B on the
+    calling thread first). 768 x 1024 @ 1024 x 512: 4 row blocks x 16 panels of 32 (AVX-512), 2 x 32 panels of 16
+    (AVX2, whose 6-row tiles divide 384 rows)."""
+    _needs(level)
+    monkeypatch.setenv("TFN_TARGET_FEATURES", level)
+    cores(16)
+    a, b = RNG.random((768, 1024), dtype=np.float32) - 0.5, RNG.random((1024, 512), dtype=np.float32) - 0.5
+    f = tfn.function(lambda a, b: tfn.matmul(a, b))
+    # (float32 sums of 1,024 products: compared with the float64 product, to their rounding)
+    np.testing.assert_allclose(f(a, b).numpy(), a.astype(np.float64) @ b, rtol=1e-5, atol=5e-5)
+    bufferized = f.get_concrete_function(a, b).ir("bufferized")
+    grid = {"avx512": ("4", "16"), "avx2": ("2", "32")}[level]
+    assert re.findall(r"scf.forall \(%\w+, %\w+\) in \((\d+), (\d+)\)", bufferized) == [grid]
+    # the packed B is written inside the tasks: no pack loop nest before the forall
+    assert "scf.for" not in bufferized[:bufferized.index("scf.forall")]
+
+
+@pytest.mark.parametrize("level", ["avx512", "avx2"])
 def test_depthwise_code_for_each_level(monkeypatch, level):
     """Depthwise convolutions (64 channels, multiplier 1; 24 channels, multiplier 2, stride 2) compiled for AVX2 or
     AVX-512 equal the NumPy kernel, and the channel loop is vectorised with the level's widest registers."""

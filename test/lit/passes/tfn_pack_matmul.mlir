@@ -28,6 +28,10 @@
 // panels (16 workers would not divide the 8 panels: the product would stay on one thread).
 // WIDE-LABEL: func.func @matmul_split
 // WIDE: tfn.split = array<i64: 0, 4, 0, 0>
+// More tasks than panels: 2 * 512**3 flops in 64 tasks, the 16 panels one each times 4 blocks of 128 rows (each task
+// packs its panel; rows alone would have B packed whole before the tasks).
+// WIDE-LABEL: func.func @matmul_tasks
+// WIDE: tfn.split = array<i64: 128, 1, 0, 0>
 
 // A large static f32 matmul: A padded to 104x72 (MR = 8, KR = 4), B padded to 72x160 and packed into 32-wide
 // panels (tile sizes: cache level, then register level), one tagged contraction over the panels, then collapsed and sliced back to 100x130.
