@@ -97,7 +97,6 @@ def lower_philox4x32(rw):
     """tfn.philox4x32(counter_low, counter_high, key0, key1, dims...) -> the rounds per block (4 x i32 results),
     the words interleaved, the first `count` of them expanded to the result's shape."""
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    counter, high, key0, key1 = (tensor.extract(v, []) for v in rw.operands[:len(OPERANDS)])
     out = rw.out
     sizes = _sizes(rw)
     static = None not in out.shape
@@ -111,9 +110,9 @@ def lower_philox4x32(rw):
         count = n
         blocks = None
         block_sizes = [arith.maxui(arith.ceildivui(n, index(4)), index(1))]
-    k0, k1 = arith.trunci(i32, key0), arith.trunci(i32, key1)
 
-    def rounds():
+    def rounds(counter, high, key0, key1, *_outs):
+        k0, k1 = arith.trunci(i32, key0), arith.trunci(i32, key1)
         ctr = arith.addi(counter, arith.index_cast(i64, linalg.IndexOp(0).result))
         c0, c1 = _halves(ctr)
         c2, c3 = _halves(high)
@@ -124,8 +123,11 @@ def lower_philox4x32(rw):
             c0, c1, c2, c3 = arith.xori(arith.xori(hi1, c1), key_a), lo1, arith.xori(arith.xori(hi0, c3), key_b), lo0
         return [c0, c1, c2, c3]
     words_type = TensorType([blocks], dtypes.int32)
-    words = generic([], [], [empty(words_type, block_sizes) for _ in range(4)], [identity_map(1)] * 4, parallel(1),
-                    lambda *_: rounds())
+    # The counter and key are inputs read by the kernel itself (rank 0, the same at every block), not extracted
+    # before it: on a GPU they are device memory, which the host code cannot read.
+    scalars = list(rw.operands[:len(OPERANDS)])
+    words = generic(scalars, [affine_map(1, [])] * len(scalars), [empty(words_type, block_sizes) for _ in range(4)],
+                    [identity_map(1)] * 4, parallel(1), rounds)
 
     def interleave(w0, w1, w2, w3, _out):
         j = linalg.IndexOp(1).result

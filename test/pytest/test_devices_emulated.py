@@ -210,3 +210,18 @@ def test_a_function_without_gpu_kernels_runs_on_the_cpu_under_soft_placement():
                                                               r"has no GPU kernel"):
         with tfn.device("/GPU:0"):
             g(x)
+
+
+def test_random_draws_run_on_the_gpu_and_equal_the_cpus():
+    """The Philox kernel reads its counter and key itself (on a GPU they are device memory, which the host code
+    cannot read): a dropout and a normal draw placed on GPU:0 run there, and draw what the CPU draws from the same
+    seeds."""
+    def draw(x):
+        return tfn.nn.dropout(x, 0.5, seed=3) + tfn.random.normal([64, 33], seed=4)
+    x = np.ones((64, 33), np.float32)
+    results = []
+    for device in ("GPU:0", "CPU:0"):
+        tfn.random.set_seed(11)
+        results.append(tfn.function(draw, jit_device=device)(x))
+    assert results[0].device == GPU0 and results[1].device == CPU0
+    np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())

@@ -22,6 +22,7 @@ KERNELS = {
     "full_reduction": (lambda x: tfn.reduce_max(x), [(7, 1001)]),
     "column_reduction": (lambda x: tfn.reduce_sum(x, axis=0), [(37, 300)]),
     "matmul": (lambda a, b: tfn.matmul(a, b), [(37, 50), (50, 29)]),
+    "random": (lambda x: tfn.nn.dropout(x, 0.5, seed=1), [(37, 300)]),  # Philox: 32 x 32 -> 64-bit products
 }
 
 

@@ -576,6 +576,7 @@ func.func @bitwise_xor(%x: tensor<?xi64>, %y: tensor<i64>) -> tensor<?xi64> {
 // CHECK-LABEL: func.func @philox4x32
 func.func @philox4x32(%lo: tensor<i64>, %hi: tensor<i64>, %k0: tensor<i64>, %k1: tensor<i64>) -> tensor<2x5xi64> {
   // CHECK: linalg.generic
+  // CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>)
   // CHECK-SAME: outs({{.*}} : tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>)
   // CHECK-COUNT-20: arith.mului_extended
   // CHECK-NOT: arith.mului_extended
