@@ -225,3 +225,21 @@ def test_random_draws_run_on_the_gpu_and_equal_the_cpus():
         results.append(tfn.function(draw, jit_device=device)(x))
     assert results[0].device == GPU0 and results[1].device == CPU0
     np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())
+
+
+def test_a_size_computed_on_the_gpu_runs_the_function_on_the_cpu_under_soft_placement():
+    """A size the host code needs (an allocation's, a slice's start) computed by a GPU kernel would be read from
+    device memory on the host: no GPU code for the function, so under soft placement it runs on the CPU, and under
+    hard placement the error says no GPU kernel is available (both were a CompileError)."""
+    x = np.random.default_rng(5).random((64, 32)).astype(np.float32)
+    fns = [lambda x: tfn.fill([tfn.cast(tfn.reduce_sum(x), tfn.int32) % 7 + 1, 3], 1.0),
+           lambda x: x[tfn.cast(tfn.reduce_max(x) * 10.0, tfn.int32):]]
+    for fn in fns:
+        with tfn.device("/GPU:0"):
+            r = tfn.function(fn)(x)
+        assert r.device == CPU0
+        np.testing.assert_array_equal(r.numpy(), fn(tfn.constant(x)).numpy())
+    tfn.config.set_soft_device_placement(False)
+    with pytest.raises(tfn.errors.InvalidArgumentError, match="no supported kernel for GPU devices"):
+        with tfn.device("/GPU:0"):
+            tfn.function(fns[0])(x)
