@@ -77,14 +77,69 @@ def reduction_dims(op):
 
 
 def classify(op):
-    """'parallel', 'reduce', 'matmul', 'scalar' (rank 0: one thread) or None (no GPU kernel for it)."""
+    """'parallel', 'reduce', 'matmul', 'scalar' (rank 0, or a generic with reduction loops only: one thread), 'loop'
+    (a linalg.generic with reduction loops of another form: one thread per point of its parallel loops) or None (no
+    GPU kernel for it)."""
     if op.name in KERNEL_OPS:
         return KERNEL_OPS[op.name]
     if reduction_dims(op) is not None:
         return "reduce"
-    if op.name in PARALLEL_OPS and op.results and all(i == "parallel" for i in _iterators(op)):
+    if op.name not in PARALLEL_OPS:
+        return None
+    iterators = _iterators(op)
+    if not op.results:  # a generic writing no tensor: a check of its inputs (run-time errors), one thread a point
+        return "loop" if op.name == "linalg.generic" and "parallel" in iterators else None
+    if all(i == "parallel" for i in iterators):
         return "scalar" if _rank(op) == 0 else "parallel"
+    if op.name == "linalg.generic":
+        # with no parallel loop (a full reduction of another form), one thread computes it
+        return "loop" if "parallel" in iterators else "scalar"
     return None
+
+
+def _loop_dims(op):
+    """The loops a 'loop' kernel maps (outermost first): the innermost three parallel ones (the grid has three
+    dims), the others left to each thread with the reduction loops."""
+    return [d for d, kind in enumerate(_iterators(op)) if kind == "parallel"][-3:]
+
+
+def _loop_sizes(op):
+    """The static extents of op's loops (None where known only at run time), from the shapes of its operands."""
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    sizes = [None] * len(_iterators(op))
+    for value, m in zip(op.operands, maps):
+        shape = ir.RankedTensorType(value.type).shape if isinstance(value.type, ir.RankedTensorType) else []
+        for e, s in zip(m.results, shape):
+            if isinstance(e, ir.AffineDimExpr) and s != ir.ShapedType.get_dynamic_size():
+                sizes[ir.AffineDimExpr(e).position] = s
+    return sizes
+
+
+def loop_schedule(i, op, block_size, dynamic_blocks, warp_size):
+    """The transform lines of a 'loop' kernel (op tagged `tfn.gpu_id = i`): a block forall over _loop_dims (the
+    innermost cut into tiles of as many points as the block has threads, the others one point a block), then a
+    thread forall giving each thread one point of the tile. The block has `block-size` threads, fewer when the
+    innermost mapped loop is shorter (down to a warp)."""
+    n = len(_iterators(op))
+    dims = _loop_dims(op)
+    inner = dims[-1]
+    extent = _loop_sizes(op)[inner]
+    dynamic = any(_loop_sizes(op)[d] is None for d in dims)
+    threads = block_size if extent is None else min(block_size, max(warp_size, 1 << (extent - 1).bit_length()))
+    mapping = ", ".join(reversed(_BLOCKS[:len(dims)]))
+    lines = [match_tagged(f"%op{i}", "tfn.gpu_id", i)]
+    if dynamic:  # the grid must be static: a fixed number of blocks, each a contiguous share
+        counts = [dynamic_blocks if d == inner else 1 if d in dims else 0 for d in range(n)]
+        lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall %op{i} num_threads "
+                     f"[{', '.join(map(str, counts))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+    else:
+        sizes = [threads if d == inner else 1 if d in dims else 0 for d in range(n)]
+        lines.append(f"%t{i}, %b{i} = transform.structured.tile_using_forall %op{i} tile_sizes "
+                     f"[{', '.join(map(str, sizes))}] (mapping = [{mapping}]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+    split = [threads if d == inner else 0 for d in range(n)]
+    lines.append(f"%u{i}, %h{i} = transform.structured.tile_using_forall %t{i} num_threads "
+                 f"[{', '.join(map(str, split))}] (mapping = [#gpu.thread<x>]) : ({_ANY}) -> ({_ANY}, {_ANY})")
+    return lines
 
 
 def schedule(ids_and_ranks, block_size, dynamic_blocks=None):
@@ -130,14 +185,16 @@ def gpu_tile(module_op, block_size, dynamic_blocks):
 
     for op in collect(module_op, unsupported):
         op.location.emit_error(f"tfn-gpu-tile: {op.name} has no GPU kernel (the GPU path maps elementwise ops, "
-                               "linalg.reduce and linalg.matmul)")
+                               "linalg.reduce, linalg.matmul and linalg.generic)")
         bad.append(op)
     if bad:
         raise PassFailure()
-    work = []
+    work, loops = [], []
     for op in collect(module_op, lambda o: classify(o) is not None and not _inside_linalg(o)):
         kind = classify(op)
-        if kind in ("reduce", "matmul"):
+        if kind == "loop":
+            loops.append(op)
+        elif kind in ("reduce", "matmul"):
             op.attributes["tfn.gpu_kernel"] = ir.StringAttr.get(kind)
         elif kind == "scalar":
             op.attributes["tfn.gpu_kernel"] = ir.StringAttr.get("scalar")
@@ -148,15 +205,22 @@ def gpu_tile(module_op, block_size, dynamic_blocks):
             # a flattened op is expanded back: memref.expand_shape allows one dynamic size per group
             flatten = rank > 1 and _identity_maps(op) and dynamic_dims <= 1
             if rank > 3 and not flatten:
-                op.location.emit_error(f"tfn-gpu-tile: {op.name} of rank {rank} with a broadcast, a transpose or "
-                                       "several dynamic dimensions has no GPU mapping (at most 3 map to blocks)")
-                raise PassFailure()
+                if op.name != "linalg.generic":
+                    op.location.emit_error(f"tfn-gpu-tile: {op.name} of rank {rank} with a broadcast, a transpose or "
+                                           "several dynamic dimensions has no GPU mapping (at most 3 map to blocks)")
+                    raise PassFailure()
+                loops.append(op)  # its innermost three loops map to the grid, each thread loops over the others
+                continue
             i = len(work)
             op.attributes["tfn.gpu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
             dynamic = dynamic_dims > 0
             work.append((i, rank, flatten, dynamic))
-    if work:
-        apply_schedule(module_op, named_sequence(schedule(work, block_size, dynamic_blocks)))
+    lines = schedule(work, block_size, dynamic_blocks)
+    for i, op in enumerate(loops, start=len(work)):
+        op.attributes["tfn.gpu_id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+        lines += loop_schedule(i, op, block_size, dynamic_blocks, gpu_target().warp_size)
+    if lines:
+        apply_schedule(module_op, named_sequence(lines))
     for op in collect(module_op, lambda o: "tfn.gpu_id" in o.attributes):
         del op.attributes["tfn.gpu_id"]
 

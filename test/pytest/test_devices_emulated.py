@@ -195,16 +195,16 @@ def test_a_device_executable_checks_its_inputs():
 
 
 def test_a_function_without_gpu_kernels_runs_on_the_cpu_under_soft_placement():
-    """argmax has no GPU kernel (tfn-gpu-tile names it): TF's soft placement puts it on the CPU; hard placement is
-    an InvalidArgumentError naming the device and the compiler's reason."""
-    f = tfn.function(lambda x: tfn.argmax(x, axis=1))
+    """A sort (loops over its lines) has no GPU kernel (tfn-gpu-tile names it): TF's soft placement puts it on the
+    CPU; hard placement is an InvalidArgumentError naming the device and the compiler's reason."""
+    f = tfn.function(lambda x: tfn.sort(x, axis=1))
     x = np.array([[1.0, 3.0, 2.0], [5.0, 4.0, 0.0]], np.float32)
     with tfn.device("/GPU:0"):
         r = f(x)
     assert r.device == CPU0
-    np.testing.assert_array_equal(r.numpy(), [1, 0])
+    np.testing.assert_array_equal(r.numpy(), [[1.0, 2.0, 3.0], [0.0, 4.0, 5.0]])
     tfn.config.set_soft_device_placement(False)
-    g = tfn.function(lambda x: tfn.argmax(x, axis=1))
+    g = tfn.function(lambda x: tfn.sort(x, axis=1))
     with pytest.raises(tfn.errors.InvalidArgumentError, match=r"(?s)Cannot assign a device for '<lambda>': .*"
                                                               r"device:GPU:0' because no supported kernel.*"
                                                               r"has no GPU kernel"):
@@ -243,3 +243,26 @@ def test_a_size_computed_on_the_gpu_runs_the_function_on_the_cpu_under_soft_plac
     with pytest.raises(tfn.errors.InvalidArgumentError, match="no supported kernel for GPU devices"):
         with tfn.device("/GPU:0"):
             tfn.function(fns[0])(x)
+
+
+def test_a_cnn_training_step_runs_on_the_gpu():
+    """A padded convolution, ReLU, global average pooling, sparse softmax cross-entropy (with its labels' range
+    check), the gradient and an SGD update all have GPU kernels (tfn-gpu-generalize, tfn-gpu-tile's 'loop' kernels):
+    under hard placement the step runs on GPU:0, and gives the CPU's numbers."""
+    tfn.config.set_soft_device_placement(False)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 8, 8, 3)).astype(np.float32)
+    y = np.array([0, 2, 1, 3], np.int32)
+    w = (rng.standard_normal((3, 3, 3, 4)) * 0.3).astype(np.float32)
+
+    def step(w, x, y):
+        with tfn.GradientTape() as tape:
+            tape.watch(w)
+            logits = tfn.reduce_mean(tfn.nn.relu(tfn.nn.conv2d(x, w, 1, "SAME")), axis=[1, 2])
+            loss = tfn.reduce_mean(tfn.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        return loss, w - 0.1 * tape.gradient(loss, w)
+    on_cpu = [t.numpy() for t in tfn.function(step)(w, x, y)]
+    on_gpu = tfn.function(step, jit_device="GPU:0")(w, x, y)
+    assert [t.device for t in on_gpu] == [GPU0, GPU0]
+    for got, want in zip(on_gpu, on_cpu):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)

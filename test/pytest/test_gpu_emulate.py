@@ -123,13 +123,13 @@ def test_pipeline_for_names_kinds_and_chips():
 
 
 def test_an_op_without_a_gpu_kernel_is_a_compile_error_at_the_users_line():
-    def conv(x, w):
-        return tfn.nn.conv2d(x, w, strides=1, padding="VALID")  # the line the error names
-    x = RNG.standard_normal((1, 6, 6, 2)).astype(np.float32)
-    w = RNG.standard_normal((3, 3, 2, 4)).astype(np.float32)
+    def scatter(x, u):
+        return tfn.tensor_scatter_nd_update(x, [[1], [3]], u)  # the line the error names: a loop over the updates
+    x = RNG.standard_normal((5, 4)).astype(np.float32)
+    u = RNG.standard_normal((2, 4)).astype(np.float32)
     with pytest.raises(tfn.errors.CompileError, match=r'test_gpu_emulate.py":\d+:\d+: tfn-gpu-tile: '
-                       r"linalg.conv_2d_nhwc_hwcf has no GPU kernel"):
-        _run(conv, [x, w])
+                       r"scf.for has no GPU kernel"):
+        _run(scatter, [x, u])
 
 
 X3 = RNG.standard_normal((5, 13, 70)).astype(np.float32)
@@ -164,3 +164,22 @@ def test_matmul_tilings(tile, per_thread):
     b = RNG.standard_normal((70, 67)).astype(np.float32)
     got = _run(lambda p, q: tfn.matmul(p, q), [a, b], matmul_tile=tile, matmul_per_thread=per_thread)
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+# tfn-gpu-generalize and the 'loop' kernels of tfn-gpu-tile: one thread per output point, reductions looped over
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("conv2d SAME", lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME"), [(2, 9, 9, 3), (3, 3, 3, 5)]),
+    ("conv2d strided SAME", lambda x, w: tfn.nn.conv2d(x, w, 2, "SAME"), [(2, 10, 9, 3), (5, 5, 3, 40)]),
+    ("depthwise", lambda x, w: tfn.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"), [(2, 9, 9, 3), (3, 3, 3, 2)]),
+    ("max pool SAME", lambda x: tfn.nn.max_pool2d(x, 3, 2, "SAME"), [(2, 9, 9, 3)]),
+    ("average pool SAME", lambda x: tfn.nn.avg_pool2d(x, 2, 2, "SAME"), [(2, 9, 9, 3)]),
+    ("argmax as float", lambda x: tfn.cast(tfn.argmax(x, axis=1), tfn.float32), [(37, 300)]),
+    ("pad", lambda x: tfn.pad(x, [[1, 2], [0, 3]]) + 1.0, [(37, 30)]),
+    ("concat", lambda x, y: tfn.concat([x, y, x], axis=1) * 2.0, [(37, 3), (37, 5)]),
+    ("cumsum", lambda x: tfn.math.cumsum(x, axis=1), [(7, 10)]),
+    ("batch matmul", lambda a, b: tfn.matmul(a, b), [(3, 5, 7), (3, 7, 4)]),
+])
+def test_loop_kernels(name, fn, shapes):
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    want = tfn.function(fn)(*arrays).numpy()
+    np.testing.assert_allclose(_run(fn, arrays), want, rtol=1e-5, atol=1e-5)

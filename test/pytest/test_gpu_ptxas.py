@@ -23,6 +23,13 @@ KERNELS = {
     "column_reduction": (lambda x: tfn.reduce_sum(x, axis=0), [(37, 300)]),
     "matmul": (lambda a, b: tfn.matmul(a, b), [(37, 50), (50, 29)]),
     "random": (lambda x: tfn.nn.dropout(x, 0.5, seed=1), [(37, 300)]),  # Philox: 32 x 32 -> 64-bit products
+    # tfn-gpu-generalize + the 'loop' kernels: a padded convolution, an argmax, a scan's inserted slices
+    "conv2d": (lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME"), [(2, 9, 9, 3), (3, 3, 3, 5)]),
+    "argmax": (lambda x: tfn.cast(tfn.argmax(x, axis=1), tfn.float32), [(37, 300)]),
+    "cumsum": (lambda x: tfn.math.cumsum(x, axis=1), [(7, 10)]),
+    # its labels' range check: a kernel writing no tensor
+    "sparse_xent": (lambda x: tfn.nn.sparse_softmax_cross_entropy_with_logits(
+        tfn.cast(tfn.abs(x[:, 0]), tfn.int32), x), [(37, 10)]),
 }
 
 

@@ -108,3 +108,44 @@ func.func @keepdims(%x: tensor<33x1x70xf32>, %o: tensor<33x1xf32>) -> tensor<33x
   } -> tensor<33x1xf32>
   return %r : tensor<33x1xf32>
 }
+
+// A generic with reduction loops of another form (an argmax: two outputs) is a 'loop' kernel: its parallel loop on
+// the blocks, one output point per thread (64 threads: the 37 rows rounded up to a power of two), the reduction
+// looped over by that thread.
+// CHECK-LABEL: func.func @argmax_like
+// CHECK: scf.forall (%{{.*}}) in (1) shared_outs
+// CHECK: scf.forall (%{{.*}}) in (64) shared_outs
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}ins(%{{.*}} : tensor<?x100xf32>)
+// CHECK: {mapping = [#gpu.thread<x>]}
+// CHECK: {mapping = [#gpu.block<x>]}
+// Rank 4 with a transpose (not flattened): the innermost three loops on the grid, the outermost looped over by
+// each thread.
+// CHECK-LABEL: func.func @transpose4
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (5, 3, 1) shared_outs
+// CHECK: scf.forall (%{{.*}}) in (32) shared_outs
+// CHECK: {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @argmax_like(%x: tensor<37x100xf32>, %v: tensor<37xf32>, %i: tensor<37xi64>) -> (tensor<37xf32>, tensor<37xi64>) {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<37x100xf32>) outs(%v, %i : tensor<37xf32>, tensor<37xi64>) {
+  ^bb0(%in: f32, %best: f32, %at: i64):
+    %k = linalg.index 1 : index
+    %k64 = arith.index_cast %k : index to i64
+    %gt = arith.cmpf ogt, %in, %best : f32
+    %b = arith.select %gt, %in, %best : f32
+    %a = arith.select %gt, %k64, %at : i64
+    linalg.yield %b, %a : f32, i64
+  } -> (tensor<37xf32>, tensor<37xi64>)
+  return %r#0, %r#1 : tensor<37xf32>, tensor<37xi64>
+}
+
+func.func @transpose4(%x: tensor<2x3x5x70xf32>) -> tensor<70x5x3x2xf32> {
+  %e = tensor.empty() : tensor<70x5x3x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d3, d2, d1, d0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x3x5x70xf32>) outs(%e : tensor<70x5x3x2xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<70x5x3x2xf32>
+  return %r : tensor<70x5x3x2xf32>
+}

@@ -10,6 +10,7 @@
 // CHECK-DAG: --tfn-verify{{ +}}Verify tfn ops against the type rules of the op table
 // CHECK-DAG: --tfn-to-linalg{{ +}}Lower tfn ops to linalg
 // CHECK-DAG: --tfn-mark-readonly-args{{ +}}Mark public function arguments
+// CHECK-DAG: --tfn-gpu-generalize{{ +}}Rewrite tensor.pad, tensor.concat, tensor.insert_slice
 // CHECK-DAG: --tfn-gpu-tile{{ +}}Tile elementwise linalg ops on tensors
 // CHECK-DAG: --tfn-gpu-map{{ +}}Map tiled foralls to gpu.launch
 // CHECK-DAG: --tfn-gpu-device-buffers{{ +}}Host side of GPU functions on device buffers
@@ -30,6 +31,7 @@
 // OPTS-NEXT: {{^ +}}workers=<uint>{{ +}}worker threads {{.*}}[here: {{[0-9]+}}]
 // OPTS: --tfn-gpu-emulate{{ +}}Emulate mapped gpu.launch
 // OPTS-NEXT: {{^ +}}warp-size=<uint>{{ +}}threads of one warp{{.*}}[here: 32]
+// OPTS-NEXT: --tfn-gpu-generalize{{ +}}Rewrite tensor.pad
 // OPTS-NEXT: --tfn-gpu-map{{ +}}Map tiled foralls
 // OPTS-NEXT: {{^ +}}block-size=<uint>{{ +}}threads per block{{.*}}[here: 256]
 // OPTS-NEXT: {{^ +}}matmul-tile=<uint>{{ +}}the matmul kernel's threads per side{{.*}}[here: 16]
