@@ -65,8 +65,8 @@ STAGES = ("tfn", "linalg", "bufferized", "llvm")
 STAGE_PIPELINES = {"linalg": "tfn-lower-to-linalg", "bufferized": "tfn-bufferize", "llvm": "tfn-lower-to-llvm"}
 
 # ---- GPU (passes/gpu.py spells these out for a chip; the named pipelines are for the default GPU target) ----
-GPU_MAPPED = ("tfn-lower-to-linalg", "tfn-gpu-generalize", "tfn-gpu-tile", "tfn-mark-readonly-args", BUFFERIZE, "canonicalize",
-              "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs",
+GPU_MAPPED = ("tfn-lower-to-linalg", "tfn-gpu-generalize", "tfn-gpu-tile", "tfn-mark-readonly-args", BUFFERIZE,
+              "canonicalize", "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs",
               "canonicalize", "tfn-gpu-map", "convert-linalg-to-loops", "lower-affine", "cse", "canonicalize",
               "tfn-gpu-device-buffers", "canonicalize")
 

@@ -204,8 +204,8 @@ def _high_rank_copy(op):
     return ir.RankedTensorType(op.operands[-1].type).rank > 3
 
 
-@register("tfn-gpu-generalize", "Rewrite tensor.pad, tensor.concat, tensor.insert_slice and named linalg ops with reductions (convolutions, "
-          "pooling) as linalg.generic, for tfn-gpu-tile")
+@register("tfn-gpu-generalize", "Rewrite tensor.pad, tensor.concat, tensor.insert_slice and named linalg ops with "
+          "reductions (convolutions, pooling) as linalg.generic, for tfn-gpu-tile")
 def gpu_generalize(module_op):
     for pad in collect(module_op, lambda o: o.name == "tensor.pad"):
         if not rewrite_pad(pad):
