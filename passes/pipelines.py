@@ -66,9 +66,9 @@ STAGE_PIPELINES = {"linalg": "tfn-lower-to-linalg", "bufferized": "tfn-bufferize
 
 # ---- GPU (passes/gpu.py spells these out for a chip; the named pipelines are for the default GPU target) ----
 GPU_MAPPED = ("tfn-lower-to-linalg", "tfn-gpu-generalize", "tfn-gpu-tile", "tfn-mark-readonly-args", BUFFERIZE,
-              "canonicalize", "buffer-deallocation-pipeline", "convert-bufferization-to-memref", "tfn-widen-bool-memrefs",
-              "canonicalize", "tfn-gpu-map", "convert-linalg-to-loops", "lower-affine", "cse", "canonicalize",
-              "tfn-gpu-device-buffers", "canonicalize")
+              "canonicalize", "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
+              "tfn-widen-bool-memrefs", "canonicalize", "tfn-gpu-map", "convert-linalg-to-loops", "lower-affine",
+              "cse", "canonicalize", "tfn-gpu-device-buffers", "canonicalize")
 
 
 def gpu_nvvm_tail(chip, ptx_features, opt_level=3):
