@@ -43,6 +43,29 @@ with tf.device("/GPU:0"):
     e = tf.identity(a)
 print(e.device)
 
+section("A convolutional network's training step on the GPU")
+images = tf.reshape(tf.sin(tf.range(8 * 12 * 12 * 3, dtype=tf.float32)), [8, 12, 12, 3])
+labels = tf.constant([0, 1, 2, 3, 0, 1, 2, 3])
+filters = tf.Variable(tf.reshape(tf.cos(tf.range(3 * 3 * 3 * 4, dtype=tf.float32)), [3, 3, 3, 4]) * 0.2)
+
+
+@tf.function(jit_device="GPU:0")
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        h = tf.nn.relu(tf.nn.conv2d(x, filters, strides=1, padding="SAME"))
+        logits = tf.reduce_mean(tf.nn.max_pool2d(h, 2, 2, "VALID"), axis=[1, 2])
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+    filters.assign_sub(0.5 * tape.gradient(loss, filters))
+    return loss
+
+
+for step in range(3):
+    loss = train_step(images, labels)
+    print("step", step, "loss", round(float(loss), 4), "on", loss.device)
+# A sort has no GPU kernel: soft placement runs the function holding it on the CPU.
+with tf.device("/GPU:0"):
+    print(tf.function(lambda v: tf.sort(v))(tf.constant([3.0, 1.0, 2.0])).device)
+
 section("Soft placement: a device that does not exist")
 with tf.device("/GPU:1"):
     f = matmul_relu(a, b)  # no GPU:1: soft placement runs it on the CPU
