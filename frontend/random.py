@@ -19,7 +19,7 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.ops_random import blocks_of
-from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
+from tfn.ops import math_ops, shape_ops, sort_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
@@ -192,7 +192,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
 
 
 def shuffle(value, seed=None, name=None):
-    """`value` with its first dimension randomly permuted (`tf.random.shuffle`), by sorting random keys."""
+    """`value` with its first dimension randomly permuted (`tf.random.shuffle`): the positions ordered by random
+    keys (a stable argsort: equal keys keep their order), O(n) compiled."""
     value = convert_to_tensor(value)
     if value.ndim == 0:
         raise ValueError(f"tfn.random.shuffle needs a tensor of rank >= 1, got a scalar {value!r}")
@@ -200,16 +201,7 @@ def shuffle(value, seed=None, name=None):
     if n is None:  # known when the function runs
         n = shape_ops.shape(value, dtypes.int64)[0]
     keys = _words(_draw_shape([n], "RandomShuffle"), seed)
-    # rank of each key among all keys (ties broken by position): an n x n comparison, fine for the sizes shuffled
-    ki, kj = array_ops.expand_dims(keys, 1), array_ops.expand_dims(keys, 0)
-    pos = fill_ops.range(0, n, dtype=dtypes.int64)
-    pi, pj = array_ops.expand_dims(pos, 1), array_ops.expand_dims(pos, 0)
-    before = math_ops.logical_or(kj < ki, math_ops.logical_and(math_ops.equal(kj, ki), pj < pi))
-    rank = reduction_ops.reduce_sum(math_ops.cast(before, dtypes.int64), axis=1)
-    # the element whose rank is r goes to position r
-    order = reduction_ops.argmax(math_ops.cast(math_ops.equal(array_ops.expand_dims(rank, 0), pi), dtypes.int32),
-                            axis=1)
-    return gather(value, order)
+    return gather(value, sort_ops.argsort(keys, stable=True))
 
 
 def __dir__():
