@@ -19,12 +19,13 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.ops_random import blocks_of
-from tfn.ops import math_ops, shape_ops, sort_ops
+from tfn.ops import array_ops, math_ops, reduction_ops, shape_ops, sort_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
 
 # The public surface (what `dir(tfn.random)` lists); the rest are this module's helpers and imports.
-__all__ = ["bitwise_xor", "normal", "philox4x32", "set_seed", "shuffle", "truncated_normal", "uniform"]
+__all__ = ["bitwise_xor", "categorical", "normal", "philox4x32", "set_seed", "shuffle", "stateless_categorical",
+           "stateless_normal", "stateless_truncated_normal", "stateless_uniform", "truncated_normal", "uniform"]
 
 _PRIME = 2**31 - 1  # seeds are kept modulo this
 _DEFAULT_SEED = 87654321
@@ -147,34 +148,76 @@ def _words(shape, seed):
     return apply(ops.philox4x32, words + dims, {"shape": tuple(sizes)})
 
 
-def _unit(shape, seed):
-    """Uniform float32 in [0, 1) on a 2**-23 grid (the top 23 bits of each word)."""
-    return math_ops.cast(math_ops.floordiv(_words(shape, seed), 512), dtypes.float32) * np.float32(2.0**-23)
+class _Stateless:
+    """The words of a stateless draw (`tf.random.stateless_*`): Philox under the key `seed` (a shape [2] int
+    tensor), counters 0, 1, ... of stream `part` (the high counter word), which each draw of one op advances (a
+    normal draw takes two uniform ones). Nothing global is read or advanced: the same seed, the same numbers."""
+
+    def __init__(self, seed, op):
+        seed = convert_to_tensor(seed)
+        if not seed.dtype.is_integer:
+            raise InvalidArgumentError(f"seed must be an int32 or int64 tensor, got {seed.dtype.name} [Op:{op}]")
+        if list(seed.shape) != [2]:
+            raise InvalidArgumentError(f"seed must have shape [2], not {list(seed.shape)} [Op:{op}]")
+        seed = math_ops.cast(seed, dtypes.int64)
+        self.key = [seed[0], seed[1]]
+        self.part = 0
+
+    def __call__(self, shape):
+        sizes, dims = shape
+        stream = [convert_to_tensor(np.int64(0)), convert_to_tensor(np.int64(self.part))]
+        self.part += 1
+        return apply(ops.philox4x32, stream + self.key + dims, {"shape": tuple(sizes)})
+
+
+def _stateful(seed):
+    """The word source of the stateful draws: the global counter, advanced by each (_words)."""
+    return lambda shape: _words(shape, seed)
+
+
+def _unit(shape, words):
+    """Uniform float32 in [0, 1) on a 2**-23 grid (the top 23 bits of each word of `words(shape)`)."""
+    return math_ops.cast(math_ops.floordiv(words(shape), 512), dtypes.float32) * np.float32(2.0**-23)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform numbers in [minval, maxval) (`tf.random.uniform`; maxval defaults to 1 for floats)."""
+    return _uniform(_draw_shape(shape, "RandomUniform"), minval, maxval, dtype, _stateful(seed))
+
+
+def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None, alg="auto_select"):
+    """`tf.random.stateless_uniform`: uniform numbers that depend on `seed` (shape [2]) alone (_Stateless)."""
+    return _uniform(_draw_shape(shape, "StatelessRandomUniformV2"), minval, maxval, dtype,
+                    _Stateless(seed, "StatelessRandomUniformV2"))
+
+
+def _uniform(dims, minval, maxval, dtype, words):
     dtype = dtypes.as_dtype(dtype)
-    dims = _draw_shape(shape, "RandomUniform")
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype")
         lo, hi = int(minval), int(maxval)
-        draw = math_ops.floormod(_words(dims, seed), max(hi - lo, 1)) + lo
+        draw = math_ops.floormod(words(dims), max(hi - lo, 1)) + lo
         return math_ops.cast(draw, dtype)
     maxval = 1.0 if maxval is None else maxval
-    u = _unit(dims, seed)
+    u = _unit(dims, words)
     return math_ops.cast(u * (math_ops.cast(maxval, dtypes.float32) - minval) + minval, dtype)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal numbers (`tf.random.normal`), by the Box-Muller transform of two uniform draws."""
-    return _normal(_draw_shape(shape, "RandomStandardNormal"), mean, stddev, dtype, seed)
+    return _normal(_draw_shape(shape, "RandomStandardNormal"), mean, stddev, dtype, _stateful(seed))
 
 
-def _normal(dims, mean, stddev, dtype, seed):
-    u1 = 1.0 - _unit(dims, seed)  # in (0, 1]: log stays finite
-    u2 = _unit(dims, seed)
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
+    """`tf.random.stateless_normal`: normal numbers that depend on `seed` (shape [2]) alone (_Stateless)."""
+    op = "StatelessRandomNormalV2"
+    return _normal(_draw_shape(shape, op), mean, stddev, dtype, _Stateless(seed, op))
+
+
+def _normal(dims, mean, stddev, dtype, words):
+    u1 = 1.0 - _unit(dims, words)  # in (0, 1]: log stays finite
+    u2 = _unit(dims, words)
     z = math_ops.sqrt(-2.0 * math_ops.log(u1)) * math_ops.cos(u2 * np.float32(2 * _pymath.pi))
     return math_ops.cast(z * stddev + mean, dtypes.as_dtype(dtype))
 
@@ -183,12 +226,54 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     """Normal numbers within two standard deviations (`tf.random.truncated_normal`).
 
     Samples outside are redrawn four times, then clipped: the chance one survives 4 redraws is 0.0455**5 ~ 2e-7."""
-    dims = _draw_shape(shape, "TruncatedNormal")
-    z = _normal(dims, 0.0, 1.0, dtypes.float32, seed)
+    return _truncated(_draw_shape(shape, "TruncatedNormal"), mean, stddev, dtype, _stateful(seed))
+
+
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None,
+                               alg="auto_select"):
+    """`tf.random.stateless_truncated_normal`: truncated_normal's numbers from `seed` (shape [2]) alone."""
+    op = "StatelessTruncatedNormalV2"
+    return _truncated(_draw_shape(shape, op), mean, stddev, dtype, _Stateless(seed, op))
+
+
+def _truncated(dims, mean, stddev, dtype, words):
+    z = _normal(dims, 0.0, 1.0, dtypes.float32, words)
     for _ in range(4):
-        z = math_ops.where(math_ops.abs(z) > 2.0, _normal(dims, 0.0, 1.0, dtypes.float32, seed), z)
+        z = math_ops.where(math_ops.abs(z) > 2.0, _normal(dims, 0.0, 1.0, dtypes.float32, words), z)
     z = math_ops.minimum(math_ops.maximum(z, -2.0), 2.0)
     return math_ops.cast(z * stddev + mean, dtypes.as_dtype(dtype))
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """`tf.random.categorical`: num_samples class indices per row of logits [batch, classes], class j drawn with
+    probability softmax(logits)[j]: the Gumbel-max draw, argmax over j of logits + G (G = -log(-log(u)), u
+    uniform in (0, 1)); a class whose logit is -inf is never drawn."""
+    return _categorical(logits, num_samples, dtype, _stateful(seed), "Multinomial")
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=dtypes.int64, name=None):
+    """`tf.random.stateless_categorical`: categorical's draw from `seed` (shape [2]) alone."""
+    op = "StatelessMultinomial"
+    return _categorical(logits, num_samples, dtype, _Stateless(seed, op), op)
+
+
+def _categorical(logits, num_samples, dtype, words, op):
+    logits = convert_to_tensor(logits)
+    if not logits.dtype.is_floating:
+        raise InvalidArgumentError(f"logits must be a float tensor, got {logits.dtype.name} [Op:{op}]")
+    if logits.ndim != 2:
+        raise InvalidArgumentError(f"logits should be a matrix, got shape {list(logits.shape)} [Op:{op}]")
+    dtype = dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)
+    if dtype not in (dtypes.int32, dtypes.int64):
+        raise InvalidArgumentError(f"output dtype must be int32 or int64, got {dtype.name} [Op:{op}]")
+    batch, classes = logits.shape
+    batch = shape_ops.shape(logits, dtypes.int64)[0] if batch is None else batch
+    classes = shape_ops.shape(logits, dtypes.int64)[1] if classes is None else classes
+    dims = _draw_shape([batch, num_samples, classes], op)
+    u = _unit(dims, words) + np.float32(2.0**-24)  # in (0, 1): both logs finite
+    gumbel = -math_ops.log(-math_ops.log(u))
+    scores = array_ops.expand_dims(math_ops.cast(logits, dtypes.float32), 1) + gumbel
+    return math_ops.cast(reduction_ops.argmax(scores, axis=2), dtype)
 
 
 def shuffle(value, seed=None, name=None):

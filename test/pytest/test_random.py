@@ -102,3 +102,48 @@ def test_philox_blocks_count_on_from_the_counter_compiled_as_eagerly(count):
     if count >= 12:
         third = tf.random.philox4x32(np.int64(0), np.int64(5), np.int64(87654321), np.int64(3), 4).numpy()
         np.testing.assert_array_equal(eager[8:12], third)
+
+
+def test_stateless_draws_depend_on_the_seed_alone():
+    """tf.random.stateless_*: the same seed gives the same numbers whatever the global seed and the draws before,
+    eagerly and compiled (a tensor seed in a tf.function); another seed gives others."""
+    tf.random.set_seed(1)
+    first = tf.random.stateless_uniform([3, 4], seed=[1, 2]).numpy()
+    tf.random.uniform([10])  # advances the global counter: not read by stateless draws
+    tf.random.set_seed(99)
+    np.testing.assert_array_equal(tf.random.stateless_uniform([3, 4], seed=[1, 2]).numpy(), first)
+    f = tf.function(lambda s: tf.random.stateless_uniform([3, 4], seed=s))
+    np.testing.assert_array_equal(f(tf.constant([1, 2])).numpy(), first)
+    assert not np.array_equal(f(tf.constant([1, 3])).numpy(), first)
+    assert ((first >= 0) & (first < 1)).all()
+    z = tf.function(lambda s: tf.random.stateless_normal([100_000], seed=s))(tf.constant([5, 6])).numpy()
+    np.testing.assert_allclose(z, tf.random.stateless_normal([100_000], seed=[5, 6]).numpy(), atol=1e-6)
+    assert abs(z.mean()) < 0.02 and abs(z.std() - 1.0) < 0.02
+    t = tf.random.stateless_truncated_normal([10_000], seed=[7, 7], stddev=2.0).numpy()
+    assert np.abs(t).max() <= 4.0 and t.std() > 1.5
+    ints = tf.random.stateless_uniform([1000], seed=[3, 4], minval=-2, maxval=5, dtype=tf.int32).numpy()
+    assert ints.dtype == np.int32 and set(ints.tolist()) == set(range(-2, 5))
+
+
+def test_stateless_seed_must_be_a_pair_of_ints():
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"seed must have shape \[2\], not \[3\]"):
+        tf.random.stateless_uniform([2], seed=[1, 2, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="seed must be an int32 or int64 tensor, got float32"):
+        tf.random.stateless_normal([2], seed=[1.0, 2.0])
+
+
+def test_categorical_draws_each_class_by_its_probability():
+    """Gumbel-max: class frequencies follow softmax(logits); a -inf logit is never drawn; int64 [batch, samples]."""
+    logits = np.log(np.array([[0.1, 0.6, 0.3], [0.5, 0.5, 1.0]], np.float32))
+    logits[1, 2] = -np.inf
+    tf.random.set_seed(4)
+    draws = tf.random.categorical(logits, 20_000).numpy()
+    assert draws.shape == (2, 20_000) and draws.dtype == np.int64
+    np.testing.assert_allclose(np.bincount(draws[0], minlength=3) / 20_000, [0.1, 0.6, 0.3], atol=0.015)
+    assert 2 not in draws[1] and abs((draws[1] == 0).mean() - 0.5) < 0.015
+    f = tf.function(lambda lg: tf.random.stateless_categorical(lg, 6, seed=[3, 4], dtype=tf.int32))
+    same = f(logits).numpy()
+    assert same.dtype == np.int32 and same.shape == (2, 6)
+    np.testing.assert_array_equal(same, tf.random.stateless_categorical(logits, 6, seed=[3, 4], dtype=tf.int32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="logits should be a matrix"):
+        tf.random.categorical([0.5, 0.5], 3)
