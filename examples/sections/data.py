@@ -132,3 +132,17 @@ with tempfile.TemporaryDirectory() as folder:
     cached = cached.cache(os.path.join(folder, "cache"))
     print([int(v) for v in cached.as_numpy_iterator()], [int(v) for v in cached.as_numpy_iterator()])
     print("generator calls:", len(calls), "| index written:", os.path.exists(os.path.join(folder, "cache.index")))
+
+section("More transformations: padded_batch, interleave, concatenate, scan, sampling")
+lengths = tf.data.Dataset.range(1, 5).map(lambda n: tf.fill([n], n))
+for batch in lengths.padded_batch(2):
+    print(batch.numpy().tolist())
+print([int(v) for v in tf.data.Dataset.range(1, 4).interleave(
+    lambda x: tf.data.Dataset.from_tensors(x).repeat(3), cycle_length=2, block_length=2).as_numpy_iterator()])
+running = tf.data.Dataset.range(5).concatenate(tf.data.Dataset.range(10, 12)).scan(
+    tf.constant(0, tf.int64), lambda total, x: (total + x, total + x))
+print("running sums:", [int(v) for v in running.as_numpy_iterator()])
+print("summed in a tf.function:", int(total(running.map(lambda v: tf.cast(v, tf.float32)))))
+mixed = tf.data.Dataset.sample_from_datasets(
+    [tf.data.Dataset.from_tensors("a").repeat(), tf.data.Dataset.from_tensors("b").repeat()], [0.75, 0.25], seed=7)
+print(b"".join(mixed.take(24).as_numpy_iterator()).decode())
