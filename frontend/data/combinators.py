@@ -23,9 +23,10 @@ from tfn.data.dataset import (
     UNKNOWN_CARDINALITY,
     Dataset,
     _compiled,
+    _RangeDataset,
     _Unary,
 )
-from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 
 _INT64_LIMIT = np.iinfo(np.int64).max
 
@@ -372,7 +373,7 @@ class _ShardDataset(_Unary):
         return _ShardDataset(self._parent._rebuild(tensors), self._n, self._index)
 
 
-def shard(dataset, num_shards, index):
+def _shard(dataset, num_shards, index):
     num_shards, index = _int(num_shards, "num_shards"), _int(index, "index")
     if num_shards <= 0:
         raise InvalidArgumentError(f"num_shards must be > 0, got {num_shards}")
@@ -389,7 +390,7 @@ def _int(value, what):
     return int(value)
 
 
-def get_single_element(dataset):
+def _get_single_element(dataset):
     dataset._check_eager("get_single_element")
     items = list(itertools.islice(dataset._gen(), 2))
     if not items:
@@ -463,7 +464,7 @@ class _SampleDataset(_Many):
                               self._stop)
 
 
-def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+def _sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset):
     datasets = list(datasets)
     if not datasets or not all(isinstance(d, Dataset) for d in datasets):
         raise TypeError(f"sample_from_datasets: datasets must be a non-empty list of datasets, got {datasets!r}")
@@ -512,7 +513,7 @@ class _ChooseDataset(_Many):
         return _ChooseDataset(children[:-1], children[-1], self._stop)
 
 
-def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+def _choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset):
     datasets = list(datasets)
     if not datasets or not all(isinstance(d, Dataset) for d in datasets):
         raise TypeError(f"choose_from_datasets: datasets must be a non-empty list of datasets, got {datasets!r}")
@@ -523,7 +524,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
     return _ChooseDataset(datasets, choice_dataset, bool(stop_on_empty_dataset))
 
 
-def interleave(dataset, fn, cycle_length, block_length):
+def _interleave(dataset, fn, cycle_length, block_length):
     cycle = os.cpu_count() or 1 if cycle_length is None or cycle_length == -1 else _int(cycle_length, "cycle_length")
     block = 1 if block_length is None or block_length == -1 else _int(block_length, "block_length")
     if cycle <= 0 or block <= 0:
@@ -531,8 +532,119 @@ def interleave(dataset, fn, cycle_length, block_length):
     return _InterleaveDataset(dataset, fn, cycle, block)
 
 
-def padded_batch(dataset, batch_size, padded_shapes, padding_values, drop_remainder):
+def _padded_batch(dataset, batch_size, padded_shapes, padding_values, drop_remainder):
     size = _int(batch_size, "batch_size")
     if size <= 0:
         raise InvalidArgumentError(f"batch_size must be greater than zero, got {size}")
     return _PaddedBatchDataset(dataset, size, padded_shapes, padding_values, bool(drop_remainder))
+
+
+class _AssertCardinalityDataset(_Unary):
+    def __init__(self, parent, expected):
+        super().__init__(parent)
+        self._expected = expected
+
+    def _cardinality(self):
+        return self._expected
+
+    def _gen(self):
+        n = 0
+        for flat in self._parent._gen():
+            n += 1
+            if n > self._expected:
+                raise FailedPreconditionError(f"Input dataset was expected to contain {self._expected} elements but "
+                                              "contained at least " + f"{n} elements.")
+            yield flat
+        if n < self._expected:
+            raise FailedPreconditionError(f"Input dataset was expected to contain {self._expected} elements but "
+                                          f"contained only {n} elements.")
+
+    def _rebuild(self, tensors):
+        return _AssertCardinalityDataset(self._parent._rebuild(tensors), self._expected)
+
+
+def assert_cardinality(dataset, expected):
+    expected = _int(expected, "expected_cardinality")
+    if expected < 0:
+        return dataset
+    return _AssertCardinalityDataset(dataset, expected)
+
+
+class _Methods:
+    """Dataset's methods defined here (installed on the class below: dataset.py, which holds the class, cannot
+    import this module, which subclasses it)."""
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements, then `dataset`'s (compatible element specs: same structure and dtypes)."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"Dataset.concatenate expects a dataset, got {dataset!r}")
+        return _ConcatenateDataset(self, dataset)
+
+    def flat_map(self, map_func, name=None):
+        """The elements of the dataset `map_func` makes from each element, one dataset after another."""
+        return _FlatMapDataset(self, map_func)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, name=None):
+        """The datasets `map_func` makes from the elements, `cycle_length` at a time (default: the CPU count),
+        `block_length` consecutive elements (default 1) from each in turn (TF's order)."""
+        return _interleave(self, map_func, cycle_length, block_length)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
+        """Batches whose components are padded (with `padding_values`, default 0 or b"") to `padded_shapes`; a
+        None dim there (or no padded_shapes) pads to the batch's longest."""
+        return _padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def scan(self, initial_state, scan_func, name=None):
+        """`(state, out) = scan_func(state, element)` from `initial_state` (traced once, compiled); each out."""
+        return _ScanDataset(self, initial_state, scan_func)
+
+    def take_while(self, predicate, name=None):
+        """The elements up to the first one for which `predicate` (traced once, compiled) is False."""
+        return _TakeWhileDataset(self, predicate)
+
+    def unique(self, name=None):
+        """Each distinct element once, in order of first appearance (scalar int32, int64 or string elements)."""
+        return _UniqueDataset(self)
+
+    def shard(self, num_shards, index, name=None):
+        """Every num_shards-th element from element `index` on."""
+        return _shard(self, num_shards, index)
+
+    def apply(self, transformation_func):
+        """`transformation_func(self)`, a function from datasets to datasets."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"Dataset.apply: the transformation must return a dataset, it returned {out!r}")
+        return out
+
+    def get_single_element(self, name=None):
+        """The dataset's only element (InvalidArgumentError when it has none or more than one)."""
+        return _get_single_element(self)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=dtypes.int64, name=None):
+        """start, start + step, ... forever."""
+        return _RangeDataset(start, None, step, dtypes.as_dtype(dtype))
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """int64 values uniform in [0, 2**63) forever; the same ones for the same seed (a new sequence on each
+        iteration with rerandomize_each_iteration)."""
+        return _RandomDataset(seed, bool(rerandomize_each_iteration))
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        """Elements drawn from the datasets at random, dataset i with probability weights[i] (default: equal)."""
+        return _sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """For each int64 c of choice_dataset, the next element of datasets[c]."""
+        return _choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+for _name, _method in vars(_Methods).items():
+    if not _name.startswith("__"):
+        setattr(Dataset, _name, _method)

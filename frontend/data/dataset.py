@@ -216,77 +216,7 @@ class Dataset:
         """`state = reduce_func(state, element)` over all elements, from `initial_state`; the final state."""
         return staging.reduce(self, initial_state, reduce_func)
 
-    # (frontend/data/combinators.py)
-
-    def concatenate(self, dataset, name=None):
-        """This dataset's elements, then `dataset`'s (compatible element specs: same structure and dtypes)."""
-        if not isinstance(dataset, Dataset):
-            raise TypeError(f"Dataset.concatenate expects a dataset, got {dataset!r}")
-        return combinators._ConcatenateDataset(self, dataset)
-
-    def flat_map(self, map_func, name=None):
-        """The elements of the dataset `map_func` makes from each element, one dataset after another."""
-        return combinators._FlatMapDataset(self, map_func)
-
-    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
-                   deterministic=None, name=None):
-        """The datasets `map_func` makes from the elements, `cycle_length` at a time (default: the CPU count),
-        `block_length` consecutive elements (default 1) from each in turn (TF's order)."""
-        return combinators.interleave(self, map_func, cycle_length, block_length)
-
-    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
-        """Batches whose components are padded (with `padding_values`, default 0 or b"") to `padded_shapes`; a
-        None dim there (or no padded_shapes) pads to the batch's longest."""
-        return combinators.padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
-
-    def scan(self, initial_state, scan_func, name=None):
-        """`(state, out) = scan_func(state, element)` from `initial_state` (traced once, compiled); each out."""
-        return combinators._ScanDataset(self, initial_state, scan_func)
-
-    def take_while(self, predicate, name=None):
-        """The elements up to the first one for which `predicate` (traced once, compiled) is False."""
-        return combinators._TakeWhileDataset(self, predicate)
-
-    def unique(self, name=None):
-        """Each distinct element once, in order of first appearance (scalar int32, int64 or string elements)."""
-        return combinators._UniqueDataset(self)
-
-    def shard(self, num_shards, index, name=None):
-        """Every num_shards-th element from element `index` on."""
-        return combinators.shard(self, num_shards, index)
-
-    def apply(self, transformation_func):
-        """`transformation_func(self)`, a function from datasets to datasets."""
-        out = transformation_func(self)
-        if not isinstance(out, Dataset):
-            raise TypeError(f"Dataset.apply: the transformation must return a dataset, it returned {out!r}")
-        return out
-
-    def get_single_element(self, name=None):
-        """The dataset's only element (InvalidArgumentError when it has none or more than one)."""
-        return combinators.get_single_element(self)
-
-    @staticmethod
-    def counter(start=0, step=1, dtype=dtypes.int64, name=None):
-        """start, start + step, ... forever."""
-        return _RangeDataset(start, None, step, dtypes.as_dtype(dtype))
-
-    @staticmethod
-    def random(seed=None, rerandomize_each_iteration=None, name=None):
-        """int64 values uniform in [0, 2**63) forever; the same ones for the same seed (a new sequence on each
-        iteration with rerandomize_each_iteration)."""
-        return combinators._RandomDataset(seed, bool(rerandomize_each_iteration))
-
-    @staticmethod
-    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
-                             rerandomize_each_iteration=None):
-        """Elements drawn from the datasets at random, dataset i with probability weights[i] (default: equal)."""
-        return combinators.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
-
-    @staticmethod
-    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
-        """For each int64 c of choice_dataset, the next element of datasets[c]."""
-        return combinators.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+    # (more transformations and sources: frontend/data/combinators.py installs them)
 
 
 
@@ -922,6 +852,3 @@ def _produce(source, q, stop):
         q.put(_END)
     except BaseException as e:  # noqa: BLE001  (handed to the consumer, raised on its thread)
         q.put(_Raised(e))
-
-
-from tfn.data import combinators  # noqa: E402  (its datasets subclass Dataset, defined above)

@@ -108,3 +108,15 @@ def test_sample_and_choose_from_datasets():
         _values(D.choose_from_datasets([D.range(3)], D.from_tensors(np.int64(4))))
     with pytest.raises(TypeError, match="scalar int64"):
         D.choose_from_datasets([D.range(3)], D.range(2).map(lambda x: tf.cast(x, tf.int32)))
+
+
+def test_the_experimental_names():
+    exp = tf.data.experimental
+    assert exp.AUTOTUNE == tf.data.AUTOTUNE and exp.cardinality(D.range(4)).numpy() == 4
+    checked = D.range(3).filter(lambda x: x >= 0).apply(exp.assert_cardinality(3))
+    assert checked.cardinality().numpy() == 3 and _values(checked) == [0, 1, 2]
+    with pytest.raises(tf.errors.FailedPreconditionError, match="expected to contain 5 elements but contained only 3"):
+        list(D.range(3).apply(exp.assert_cardinality(5)))
+    assert _values(D.range(2).apply(exp.enumerate_dataset(5))) == [(5, 0), (6, 1)]
+    assert _values(exp.Counter(3).take(2)) == [3, 4]
+    assert _values(exp.choose_from_datasets([D.range(2)], D.from_tensors(np.int64(0)).repeat(2))) == [0, 1]
