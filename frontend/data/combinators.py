@@ -24,6 +24,7 @@ from tfn.data.dataset import (
     Dataset,
     _compiled,
     _RangeDataset,
+    _TensorSliceDataset,
     _Unary,
 )
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
@@ -80,11 +81,22 @@ class _ConcatenateDataset(_Many):
 
 # --- datasets made by a function of each element -------------------------------------------------------------
 
+class _SpecDataset(Dataset):
+    """An empty dataset of a given element spec: what a function of window elements is probed with."""
+
+    def _gen(self):
+        return iter(())
+
+
+def _probe(s):
+    return _SpecDataset(s.element_spec) if isinstance(s, structure.WindowSpec) else s.placeholder_value()
+
+
 def _dataset_fn_spec(fn, spec, what):
     """The element spec of the datasets `fn` makes from elements of `spec`: fn run once on symbolic elements in a
     throw-away trace (nothing of it is compiled)."""
     with graph_mod.FuncGraph(what.replace(".", "_")):
-        args = nest.map_structure(lambda s: s.placeholder_value(), spec)
+        args = nest.map_structure(_probe, spec)
         out = fn(*structure.as_args(args))
     if not isinstance(out, Dataset):
         raise TypeError(f"{what}: the function must return a tfn.data.Dataset, it returned {out!r}")
@@ -160,6 +172,60 @@ class _InterleaveDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _InterleaveDataset(self._parent._rebuild(tensors), self._fn, self._cycle, self._block)
+
+
+# --- window ------------------------------------------------------------------------------------------------
+
+class _WindowDataset(_Unary):
+    """Dataset.window: window k holds the elements k·shift, k·shift + stride, ... (`size` of them, fewer in the last
+    windows unless dropped), each component as a dataset of its values."""
+
+    def __init__(self, parent, size, shift, stride, drop):
+        super().__init__(parent, nest.map_structure(structure.WindowSpec, parent.element_spec))
+        self._size, self._shift, self._stride, self._drop = size, shift, stride, drop
+
+    def _cardinality(self):
+        n = self._parent._cardinality()
+        if n < 0:
+            return n
+        span = (self._size - 1) * self._stride + 1
+        full = 0 if n < span else (n - span) // self._shift + 1
+        return full if self._drop else -(-n // self._shift)
+
+    def _gen(self):
+        source, leaves = self._parent._gen(), nest.flatten(self._parent.element_spec)
+        buf, base, read, start, exhausted = [], 0, 0, 0, False
+        while True:
+            last = start + (self._size - 1) * self._stride
+            while not exhausted and read <= last:
+                nxt = next(source, None)
+                if nxt is None:
+                    exhausted = True
+                    break
+                if read >= base:
+                    buf.append(nxt)
+                read += 1
+            rows = [buf[i - base] for i in range(start, last + 1, self._stride) if i - base < len(buf)]
+            if not rows or len(rows) < self._size and self._drop:
+                return
+            yield tuple(_TensorSliceDataset(Tensor(np.stack([r[k] for r in rows]), s.dtype))
+                        for k, s in enumerate(leaves))
+            start += self._shift
+            del buf[:max(0, start - base)]
+            base = start
+
+    def _rebuild(self, tensors):
+        return _WindowDataset(self._parent._rebuild(tensors), self._size, self._shift, self._stride, self._drop)
+
+
+def _window(dataset, size, shift, stride, drop_remainder):
+    size = _int(size, "size")
+    shift = size if shift is None else _int(shift, "shift")
+    stride = _int(stride, "stride")
+    for what, n in (("size", size), ("shift", shift), ("stride", stride)):
+        if n <= 0:
+            raise InvalidArgumentError(f"Dataset.window: {what} must be positive, got {n}")
+    return _WindowDataset(dataset, size, shift, stride, bool(drop_remainder))
 
 
 # --- padded_batch ----------------------------------------------------------------------------------------------
@@ -593,14 +659,17 @@ class _Methods:
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         """Batches whose components are padded (with `padding_values`, default 0 or b"") to `padded_shapes`; a
         None dim there (or no padded_shapes) pads to the batch's longest."""
+        self._check_tensors("Dataset.padded_batch")
         return _padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
     def scan(self, initial_state, scan_func, name=None):
         """`(state, out) = scan_func(state, element)` from `initial_state` (traced once, compiled); each out."""
+        self._check_tensors("Dataset.scan")
         return _ScanDataset(self, initial_state, scan_func)
 
     def take_while(self, predicate, name=None):
         """The elements up to the first one for which `predicate` (traced once, compiled) is False."""
+        self._check_tensors("Dataset.take_while")
         return _TakeWhileDataset(self, predicate)
 
     def unique(self, name=None):
@@ -617,6 +686,11 @@ class _Methods:
         if not isinstance(out, Dataset):
             raise TypeError(f"Dataset.apply: the transformation must return a dataset, it returned {out!r}")
         return out
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of `size` elements, one starting every `shift` (default: size) elements, taking every `stride`-th;
+        each window's components are datasets (flat_map them, e.g. `lambda w: w.batch(size)`)."""
+        return _window(self, size, shift, stride, drop_remainder)
 
     def get_single_element(self, name=None):
         """The dataset's only element (InvalidArgumentError when it has none or more than one)."""

@@ -52,8 +52,15 @@ class Dataset:
 
     def __iter__(self):
         if graph_mod.current() is not None:  # made by compiled code at every call
+            self._check_tensors("A loop in a tfn.function")
             return TracedIterator(self)
         return Iterator(self)
+
+    def _check_tensors(self, what):
+        """TypeError when the elements hold datasets (Dataset.window's), which compiled code cannot hold."""
+        if structure.has_windows(self._spec):
+            raise TypeError(f"{what} needs elements of tensors, but {self._spec!r} holds datasets (Dataset.window's): "
+                            "flat_map the windows into tensors first, e.g. `.flat_map(lambda w: w.batch(size))`")
 
     def __bool__(self):
         return True
@@ -114,10 +121,12 @@ class Dataset:
         raise NotImplementedError(type(self).__name__)
 
     def __tf_tracing_type__(self, context):
+        self._check_tensors("A tfn.function argument")
         return DatasetSpec.of(self)
 
     def _tfn_staged_iteration(self):
         """(initial loop counter, has_next(k), advance(k) -> (element, next k)) for a loop in the current trace."""
+        self._check_tensors("A loop in a tfn.function")
         return staging.iteration(self)
 
     def _tfn_pull_source(self, g):
@@ -162,18 +171,22 @@ class Dataset:
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Apply `map_func` to each element (traced once as a tfn.function, and compiled)."""
+        self._check_tensors("Dataset.map")
         return _MapDataset(self, map_func)
 
     def filter(self, predicate, name=None):
         """The elements for which `predicate` (traced once, compiled) is True."""
+        self._check_tensors("Dataset.filter")
         return _FilterDataset(self, predicate)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """Consecutive elements stacked in batches of `batch_size` (the last one smaller unless dropped)."""
+        self._check_tensors("Dataset.batch")
         return _BatchDataset(self, _positive(batch_size, "batch_size"), bool(drop_remainder))
 
     def unbatch(self, name=None):
         """Each element's rows as elements (the inverse of batch)."""
+        self._check_tensors("Dataset.unbatch")
         return _UnbatchDataset(self)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
@@ -199,6 +212,7 @@ class Dataset:
     def cache(self, filename="", name=None):
         """The elements, computed by the first full iteration and read from memory (or from files under the
         prefix `filename`, frontend/data/file_cache.py) afterwards."""
+        self._check_tensors("Dataset.cache")
         if isinstance(filename, Tensor):
             filename = filename.numpy()
         if isinstance(filename, bytes):

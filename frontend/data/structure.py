@@ -23,9 +23,34 @@ def to_tensors(value):
     return convert_to_tensor(value)
 
 
+class WindowSpec:
+    """The spec of an element component that is itself a dataset (Dataset.window's), of elements `element_spec`;
+    the component is held as that Dataset object, not as an array."""
+
+    __slots__ = ("element_spec",)
+
+    def __init__(self, element_spec):
+        self.element_spec = element_spec
+
+    def __eq__(self, other):
+        return isinstance(other, WindowSpec) and repr(other.element_spec) == repr(self.element_spec)
+
+    def __hash__(self):
+        return hash(repr(self.element_spec))
+
+    def __repr__(self):
+        return f"DatasetSpec({self.element_spec!r}, TensorShape([]))"
+
+
 def pack(spec, arrays):
-    """The user's element: the spec's structure with a tfn.Tensor per array."""
-    return nest.pack_sequence_as(spec, [Tensor(a, s.dtype) for a, s in zip(arrays, nest.flatten(spec))])
+    """The user's element: the spec's structure with a tfn.Tensor per array (a dataset component as it is)."""
+    return nest.pack_sequence_as(spec, [a if isinstance(s, WindowSpec) else Tensor(a, s.dtype)
+                                        for a, s in zip(arrays, nest.flatten(spec))])
+
+
+def has_windows(spec):
+    """Whether an element has dataset components (Dataset.window's)."""
+    return any(isinstance(s, WindowSpec) for s in nest.flatten(spec))
 
 
 def pack_like(spec, tensors):
@@ -35,6 +60,9 @@ def pack_like(spec, tensors):
 
 def pack_numpy(spec, arrays):
     """As `as_numpy_iterator` yields elements: NumPy arrays, 0-d ones as NumPy scalars."""
+    if has_windows(spec):
+        raise TypeError(f"as_numpy_iterator() does not support datasets of datasets (element spec {spec!r}): "
+                        "flat_map them into tensors first")
     return nest.pack_sequence_as(spec, [a[()] if a.ndim == 0 else a for a in arrays])
 
 

@@ -8,8 +8,14 @@ import tfn as tf
 D = tf.data.Dataset
 
 
+def _plain(v):
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    return v.tolist() if isinstance(v, (np.ndarray, np.generic)) else v
+
+
 def _values(ds):
-    return [v.tolist() if isinstance(v, np.ndarray) else v for v in ds.as_numpy_iterator()]
+    return [_plain(v) for v in ds.as_numpy_iterator()]
 
 
 @tf.function
@@ -120,3 +126,24 @@ def test_the_experimental_names():
     assert _values(D.range(2).apply(exp.enumerate_dataset(5))) == [(5, 0), (6, 1)]
     assert _values(exp.Counter(3).take(2)) == [3, 4]
     assert _values(exp.choose_from_datasets([D.range(2)], D.from_tensors(np.int64(0)).repeat(2))) == [0, 1]
+
+
+def test_window_makes_datasets_that_flat_map_turns_into_batches():
+    """TF's examples: windows of 3 every 2 (the last ones shorter), with a stride, and zipped components."""
+    windows = D.range(7).window(3, shift=2)
+    assert repr(windows.element_spec) == "DatasetSpec(TensorSpec(shape=(), dtype=tfn.int64, name=None), " \
+                                         "TensorShape([]))"
+    assert [_values(w) for w in windows] == [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]]
+    assert windows.cardinality().numpy() == 4
+    strided = D.range(7).window(3, 1, 2, drop_remainder=True).flat_map(lambda w: w.batch(3))
+    assert _values(strided) == [[0, 2, 4], [1, 3, 5], [2, 4, 6]]
+    pairs = D.from_tensor_slices((np.arange(6), np.arange(6) * 10)).window(4, 2, drop_remainder=True)
+    zipped = pairs.flat_map(lambda a, b: D.zip((a.batch(4), b.batch(4))))
+    assert _values(zipped) == [([0, 1, 2, 3], [0, 10, 20, 30]), ([2, 3, 4, 5], [20, 30, 40, 50])]
+    assert _compiled_sum(strided).numpy() == 6 + 9 + 12
+    with pytest.raises(TypeError, match="Dataset.batch needs elements of tensors"):
+        windows.batch(2)
+    with pytest.raises(TypeError, match="A tfn.function argument needs elements of tensors"):
+        _compiled_sum(windows)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="shift must be positive"):
+        D.range(3).window(2, 0)
