@@ -5,7 +5,8 @@ differentiable). Sizes, offsets and crop boxes are Python ints, known when a fun
 Resizing follows TF 2's `tf.image.resize`: half-pixel centres (source coordinate (i + 0.5) * in / out - 0.5),
 bilinear interpolation from the nearest source pixels clamped at the borders, bicubic (Keys, a = -0.5) with the
 taps outside the image dropped and the others renormalised, nearest neighbour as floor((i + 0.5) * in / out), area
-as the mean of the source pixels each output pixel covers (partial pixels weighted). The gathers and weights are computed once, when the function is traced.
+as the mean of the source pixels each output pixel covers (partial pixels weighted). The gathers and weights are
+computed once, when the function is traced.
 """
 import math as _math
 

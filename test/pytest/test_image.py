@@ -61,11 +61,13 @@ def test_resize_has_a_gradient():
         total = tf.reduce_sum(tf.image.resize(img, [7, 3]) * np.arange(42, dtype=np.float32).reshape(1, 7, 3, 2))
     grad = tape.gradient(total, img).numpy()
     eps, x = 1e-2, img.numpy()
+
+    def f(v):
+        return float(np.sum(tf.image.resize(v, [7, 3]).numpy() * np.arange(42).reshape(1, 7, 3, 2)))
     for idx in [(0, 0, 0, 0), (0, 2, 3, 1), (0, 3, 4, 0)]:
         plus, minus = x.copy(), x.copy()
         plus[idx] += eps
         minus[idx] -= eps
-        f = lambda v: float(np.sum(tf.image.resize(v, [7, 3]).numpy() * np.arange(42).reshape(1, 7, 3, 2)))
         np.testing.assert_allclose(grad[idx], (f(plus) - f(minus)) / (2 * eps), rtol=1e-2, atol=1e-2)
 
 
