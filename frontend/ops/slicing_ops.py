@@ -1,4 +1,5 @@
-"""Indexing: `tfn.gather` and Python's `x[...]` on tensors (the strided_slice op).
+"""Indexing: `tfn.gather`, Python's `x[...]` on tensors (the strided_slice op), and `tfn.slice` / `tfn.strided_slice`
+spelling the same index as vectors.
 
 `x[key]` accepts what TF accepts: ints (negative count from the end), slices with start/stop/step (negative
 steps too), `...`, `None` (a new axis of size 1) and scalar int32/int64 tensors. An eager scalar tensor acts as
@@ -8,7 +9,7 @@ when the function runs. Slice steps must be known when the function is traced.
 import numpy as np
 
 from tfn import dtypes
-from tfn.core.api import op_api
+from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
 from tfn.dialects import ops
@@ -146,3 +147,57 @@ def _spec(x, items):
 
 op_api(ops.strided_slice)(getitem)
 TensorBase.__getitem__ = getitem  # x[key] on every tensor
+
+
+def _vector(value, what, op):
+    """A list of ints or scalar tensors from a 1-D int argument (a list, an array, a tensor of known length)."""
+    value = known(value)
+    if isinstance(value, TensorBase):
+        if value.ndim != 1 or not value.dtype.is_integer or value.shape[0] is None:
+            raise InvalidArgumentError(f"{what} must be a 1-D int tensor of known length, got {value!r} [Op:{op}]")
+        return [value[i] for i in range(value.shape[0])] if isinstance(value, SymbolicTensor) else \
+            [int(v) for v in value.numpy()]
+    return [v if isinstance(v, TensorBase) else int(v) for v in np.asarray(value).tolist()] \
+        if not isinstance(value, (list, tuple)) else list(value)
+
+
+@export("slice")
+def slice_(input_, begin, size, name=None):
+    """`input_[begin[i] : begin[i] + size[i]]` along every dim (`tf.slice`); a size of -1 takes the rest."""
+    x = convert_to_tensor(input_)
+    begin, size = _vector(begin, "begin", "Slice"), _vector(size, "size", "Slice")
+    if len(begin) != x.ndim or len(size) != x.ndim:
+        raise InvalidArgumentError(f"Expected begin and size arguments to be 1-D tensors of size {x.ndim}, but got "
+                                   f"shapes [{len(begin)}] and [{len(size)}] instead. [Op:Slice]")
+    key = []
+    for b, s in zip(begin, size):
+        if isinstance(s, int) and s == -1:
+            key.append(slice(b, None))
+        else:
+            key.append(slice(b, b + s))
+    return getitem(x, tuple(key))
+
+
+@export("strided_slice")
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0, var=None, name=None):
+    """`tf.strided_slice`: the index `input_[...]` spelled as begin/end/strides vectors and bit masks (bit i of a
+    mask is about entry i: begin_mask/end_mask ignore that bound, ellipsis_mask makes it `...`, new_axis_mask
+    `None`, shrink_axis_mask an int index)."""
+    begin, end = _vector(begin, "begin", "StridedSlice"), _vector(end, "end", "StridedSlice")
+    strides = [1] * len(begin) if strides is None else _vector(strides, "strides", "StridedSlice")
+    if not len(begin) == len(end) == len(strides):
+        raise InvalidArgumentError(f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes "
+                                   f"[{len(begin)}], [{len(end)}], and [{len(strides)}] instead. [Op:StridedSlice]")
+    key = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            key.append(Ellipsis)
+        elif new_axis_mask & bit:
+            key.append(None)
+        elif shrink_axis_mask & bit:
+            key.append(b)
+        else:
+            key.append(slice(None if begin_mask & bit else b, None if end_mask & bit else e, s))
+    return getitem(input_, tuple(key))
