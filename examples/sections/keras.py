@@ -1,6 +1,8 @@
 """The guide's Keras programs, run by tfn.keras: two optimizers with one function, several models with one
 function, and a small model trained with compile/fit (one compiled train step per batch), from arrays and
 from a tfn.data.Dataset."""
+import os
+import tempfile
 from contextlib import contextmanager
 
 import numpy as np
@@ -182,3 +184,22 @@ traces = step.experimental_get_tracing_count()
 for start in range(70, 240, 70):  # batches of 70, 70 and 30
     step(points[start:start + 70], labels[start:start + 70])
 print("new traces for batches of 70, 70 and 30:", step.experimental_get_tracing_count() - traces)
+
+section("Checkpoints: tf.train.Checkpoint and CheckpointManager")
+# The model and its optimizer (Adam's moments too) saved mid-training, then restored into fresh objects.
+with tempfile.TemporaryDirectory() as folder:
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer), folder,
+                                         max_to_keep=2)
+    for epoch in range(3):
+        step(points[:70], labels[:70])
+        saved = manager.save()
+    print("kept:", [os.path.basename(p) for p in manager.checkpoints])
+    copy = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(16, activation="relu"),
+                                tf.keras.layers.Dropout(0.3), tf.keras.layers.Dense(3)])
+    copy.compile(optimizer=tf.keras.optimizers.Adam(0.05),
+                 loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    status = tf.train.Checkpoint(model=copy, optimizer=copy.optimizer).restore(tf.train.latest_checkpoint(folder))
+    status.assert_consumed()
+    same = all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(model.weights, copy.weights))
+    print("restored", os.path.basename(saved), "| same weights:", same, "| optimizer steps:",
+          int(copy.optimizer.iterations.numpy()))
