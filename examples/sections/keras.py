@@ -190,7 +190,7 @@ section("Checkpoints: tf.train.Checkpoint and CheckpointManager")
 with tempfile.TemporaryDirectory() as folder:
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer), folder,
                                          max_to_keep=2)
-    for epoch in range(3):
+    for _ in range(3):
         step(points[:70], labels[:70])
         saved = manager.save()
     print("kept:", [os.path.basename(p) for p in manager.checkpoints])
