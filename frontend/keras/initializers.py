@@ -2,6 +2,7 @@
 import numpy as np
 
 from tfn import random as tfn_random
+from tfn.keras import config
 
 
 def _fans(shape):
@@ -18,6 +19,14 @@ def _fans(shape):
 
 class Initializer:
     """Base class: `init(shape, dtype)` gives a NumPy array of that shape."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        config.record_init(cls)  # get_config returns the arguments an object was made with
+
+    def get_config(self):
+        """The arguments this was made with, by name (frontend/keras/config.py)."""
+        return config.object_config(self)
 
     def __call__(self, shape, dtype="float32"):
         return np.asarray(self.sample(tuple(int(d) for d in shape)), dtype=str(np.dtype(_np_dtype(dtype))))

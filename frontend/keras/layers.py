@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from tfn.keras import activations, initializers
+from tfn.keras import activations, config, initializers
 from tfn.keras._ops import tf
 from tfn.state.module import Module
 from tfn.state.variables import Variable
@@ -39,6 +39,19 @@ class Layer(Module):
         self._output_shape = None
         self._input_shape_arg = None if input_shape is None else (None, *input_shape)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        config.record_init(cls)  # get_config returns the arguments a layer was made with
+
+    def get_config(self):
+        """The arguments the layer was made with, by name (frontend/keras/config.py), with its name and trainable
+        flag; `from_config(config)` makes the same layer again."""
+        return {**config.object_config(self), "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     def __setattr__(self, key, value):
         # sublayers are found in assignment order, as Keras tracks them (tfn.Module sorts by attribute name)
         if isinstance(value, Layer) and not key.startswith("__") and value not in self.__dict__.get("_tracked", []):
@@ -69,8 +82,11 @@ class Layer(Module):
             if inputs.dtype.is_floating and inputs.dtype != tf.float32:
                 inputs = tf.cast(inputs, tf.float32)  # Keras autocasts float inputs to the layer's float32
         if not self.built:
-            self._build_on_first_call(_shape_of(inputs))
+            shape = _shape_of(inputs)
+            self._build_on_first_call(shape)
             self.built = True
+            if isinstance(shape, tuple) and shape:  # (what Model.save rebuilds a model with)
+                self._build_input_shape = (None, *shape[1:])
         if training is not None and _takes_training(self.call):
             kwargs["training"] = training
         outputs = self.call(inputs, *args, **kwargs)

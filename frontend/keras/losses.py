@@ -1,5 +1,5 @@
 """Keras losses: each the mean over the batch of a per-example loss (Keras's 'sum_over_batch_size')."""
-from tfn.keras import activations
+from tfn.keras import activations, config
 from tfn.keras._ops import tf
 
 _EPSILON = 1e-7
@@ -7,6 +7,15 @@ _EPSILON = 1e-7
 
 class Loss:
     """loss(y_true, y_pred, sample_weight=None) -> scalar: the weighted per-example losses' mean."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        config.record_init(cls)  # get_config returns the arguments an object was made with
+
+    def get_config(self):
+        """The arguments this was made with, by name (frontend/keras/config.py)."""
+        return config.object_config(self)
+
 
     name = "loss"
 

@@ -45,6 +45,7 @@ class Model(Layer):
     # ---- training --------------------------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, jit_compile=None):
         """Set the optimizer, the loss and the metrics; `run_eagerly=True` runs the steps without tfn.function."""
+        self._compile_arguments = {"optimizer": optimizer, "loss": loss, "metrics": metrics}  # (Model.save keeps them)
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = losses_mod.get(loss) if loss is not None else None
         self.compiled_metrics = [metrics_mod.get(m, self.loss) for m in (metrics or [])]

@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from tfn.keras import config
 from tfn.keras._ops import tf
 from tfn.state.variables import Variable, init_scope
 
@@ -33,6 +34,15 @@ class ExponentialDecay(LearningRateSchedule):
 
 class Optimizer:
     """Base: `apply_gradients(zip(grads, vars))` clips, builds slots on first use, runs `update_step` per pair."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        config.record_init(cls)  # get_config returns the arguments an object was made with
+
+    def get_config(self):
+        """The arguments this was made with, by name (frontend/keras/config.py)."""
+        return config.object_config(self)
+
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, global_clipnorm=None, name=None):
         if clipnorm is not None and global_clipnorm is not None:
