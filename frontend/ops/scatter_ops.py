@@ -1,12 +1,13 @@
-"""`tfn.gather_nd` (TF's GatherNd), `tfn.tensor_scatter_nd_update` and `tfn.tensor_scatter_nd_add` (TF's
-TensorScatterUpdate/Add: a copy of a tensor with slices replaced or added to), and `tfn.scatter_nd`, the add into
-zeros of a given shape."""
+"""`tfn.gather_nd` (TF's GatherNd), `tfn.tensor_scatter_nd_update`, `_add` and `_sub` (TF's
+TensorScatterUpdate/Add/Sub: a copy of a tensor with slices replaced, added to or subtracted from), and
+`tfn.scatter_nd`, the add into zeros of a given shape."""
 from tfn import dtypes
 from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
 from tfn.ops import fill_ops
+from tfn.state.variables import Variable
 
 
 @op_api(ops.tensor_scatter_update, exports=("tensor_scatter_nd_update",))
@@ -25,6 +26,13 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     return apply("tensor_scatter_add", [t, convert_to_tensor(indices), convert_to_tensor(updates, t.dtype)])
 
 
+@export("tensor_scatter_nd_sub")
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """A copy of `tensor` with `updates[j]` subtracted at `tensor[indices[j]]` (repeated indices subtract each)."""
+    t = convert_to_tensor(tensor)
+    return apply("tensor_scatter_add", [t, convert_to_tensor(indices), -convert_to_tensor(updates, t.dtype)])
+
+
 @op_api(ops.gather_nd, exports=("gather_nd",))
 def gather_nd(params, indices, batch_dims=0, name=None):
     """The slices params[indices[j]] for each row j of indices' last dim (int32/int64): a tensor of shape
@@ -41,3 +49,41 @@ def scatter_nd(indices, updates, shape, name=None):
     if updates.dtype is dtypes.bool or updates.dtype.is_string:
         raise TypeError(f"scatter_nd: updates of dtype {updates.dtype.name} cannot be summed")
     return tensor_scatter_nd_add(fill_ops.zeros(shape, updates.dtype), indices, updates)
+
+
+# --- Variable's scatter methods (installed on the class: variables.py is below the op dispatch) -------------
+
+def _scatter_into(variable, op, indices, updates):
+    with variable._eager_lock():
+        new = apply(op, [variable.value(), convert_to_tensor(indices), convert_to_tensor(updates, variable.dtype)])
+        return variable.assign(new)
+
+
+def _scatter_nd_update(self, indices, updates, name=None):
+    """Replace the slices at `indices` (rows of int indices) with `updates`; returns the new value."""
+    return _scatter_into(self, "tensor_scatter_update", indices, updates)
+
+
+def _scatter_nd_add(self, indices, updates, name=None):
+    """Add `updates` at `indices` (repeated indices add up); returns the new value."""
+    return _scatter_into(self, "tensor_scatter_add", indices, updates)
+
+
+def _scatter_nd_sub(self, indices, updates, name=None):
+    """Subtract `updates` at `indices`; returns the new value."""
+    return _scatter_into(self, "tensor_scatter_add", indices, -convert_to_tensor(updates, self.dtype))
+
+
+def _sparse_read(self, indices, name=None):
+    """The rows of the value at `indices` (a gather along dim 0)."""
+    return apply("gather", [self.value(), convert_to_tensor(indices)], {"axis": 0, "batch_dims": 0})
+
+
+def _gather_nd(self, indices, name=None):
+    return apply("gather_nd", [self.value(), convert_to_tensor(indices)])
+
+
+for _name, _method in (("scatter_nd_update", _scatter_nd_update), ("scatter_nd_add", _scatter_nd_add),
+                       ("scatter_nd_sub", _scatter_nd_sub), ("sparse_read", _sparse_read),
+                       ("gather_nd", _gather_nd)):
+    setattr(Variable, _name, _method)

@@ -337,3 +337,24 @@ def test_one_hot_dynamic_and_errors():
         tfn.one_hot([1], 3, on_value=tfn.constant(1.0), dtype=tfn.int32)
     with pytest.raises(IAE, match="OneHot does not support dtype float32"):
         tfn.one_hot([1.0], 3)
+
+
+def test_variable_scatter_methods_and_tensor_scatter_nd_sub():
+    """Variable.scatter_nd_update/add/sub, sparse_read and gather_nd, eagerly and inside a tfn.function (the
+    update persists), and tfn.tensor_scatter_nd_sub with repeated indices."""
+    v = tfn.Variable(np.zeros((4, 2), np.float32))
+    v.scatter_nd_update([[1], [3]], [[1.0, 2.0], [3.0, 4.0]])
+    v.scatter_nd_add([[1], [1]], [[10.0, 10.0], [1.0, 1.0]])
+    v.scatter_nd_sub([[3]], [[1.0, 1.0]])
+    np.testing.assert_array_equal(v.numpy(), [[0, 0], [12, 13], [0, 0], [2, 3]])
+    np.testing.assert_array_equal(v.sparse_read([3, 1]).numpy(), [[2, 3], [12, 13]])
+    np.testing.assert_array_equal(v.gather_nd([[1, 0]]).numpy(), [12])
+
+    @tfn.function
+    def bump():
+        v.scatter_nd_add([[0]], [[5.0, 5.0]])
+        return v.sparse_read([0])
+    np.testing.assert_array_equal(bump().numpy(), [[5, 5]])
+    np.testing.assert_array_equal(v.numpy()[0], [5, 5])
+    np.testing.assert_array_equal(tfn.tensor_scatter_nd_sub(tfn.ones([3]), [[0], [0]], [1.0, 2.0]).numpy(),
+                                  [-2, 1, 1])
