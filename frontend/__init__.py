@@ -3,9 +3,9 @@
 The op functions (`tfn.add`, `tfn.reshape`, ...) are the ones the op families export (core/api.py); the rest
 of the public names are imported below.
 
-`tfn.autodiff`, `tfn.data`, `tfn.distribute`, `tfn.image`, `tfn.keras`, `tfn.random`, `tfn.saved_model` and
-`tfn.train` load on first use (module __getattr__ below): together they were a fifth of `import tfn`, and a program
-that only compiles functions never needs them.
+`tfn.autodiff`, `tfn.data`, `tfn.distribute`, `tfn.image`, `tfn.keras`, `tfn.random`, `tfn.saved_model`,
+`tfn.summary` and `tfn.train` load on first use (module __getattr__ below): together they were a fifth of
+`import tfn`, and a program that only compiles functions never needs them.
 """
 import importlib
 
@@ -65,7 +65,7 @@ from tfn.gradients.tape import GradientTape, UnconnectedGradients, stop_gradient
 from tfn.version import __version__  # noqa: E402,F401
 
 # Submodules loaded on first use: `tfn.keras.layers.Dense`, `from tfn import data`, `import tfn.random` all work.
-_LAZY = ("autodiff", "data", "distribute", "image", "keras", "random", "saved_model", "train")
+_LAZY = ("autodiff", "data", "distribute", "image", "keras", "random", "saved_model", "summary", "train")
 
 
 def __getattr__(name):
