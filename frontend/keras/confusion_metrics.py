@@ -149,7 +149,8 @@ class Recall(_PrecisionRecall):
 class AUC(_Counts):
     """The area under the ROC curve (curve='ROC') or the precision-recall curve ('PR'), by a Riemann sum over
     `num_thresholds` thresholds spread over [0, 1] ('interpolation' (PR: Davis & Goadrich's), 'minoring',
-    'majoring'). multi_label needs num_labels (the variables are made with the metric)."""
+    'majoring'). multi_label: one curve per label (the last axis), averaged (weighted by label_weights); without
+    num_labels the variables are made by the first update."""
 
     _direction = "up"
     _kinds = ("tp", "fp", "tn", "fn")
@@ -177,18 +178,29 @@ class AUC(_Counts):
         self.curve, self.summation_method = curve, summation_method
         self.multi_label, self.num_labels, self._from_logits = multi_label, num_labels, from_logits
         self.label_weights = None if label_weights is None else np.asarray(label_weights, np.float32)
+        self._built = False
         if multi_label:
-            if not num_labels:
-                raise NotImplementedError("AUC(multi_label=True) needs `num_labels` in tfn (its variables are made "
-                                          "with the metric, not inside the first compiled step)")
-            self._make((self.num_thresholds, num_labels))
+            if num_labels:
+                self._build((None, num_labels))
         else:
             if num_labels:
                 raise ValueError("`num_labels` is needed only when `multi_label` is True.")
+            self._build(None)
+
+    def _build(self, shape):
+        if self.multi_label:
+            if len(shape) != 2:
+                raise ValueError(f"`y_pred` must have rank 2 when `multi_label=True`. Found rank {len(shape)}. "
+                                 f"Full shape received for `y_pred`: {shape}")
+            self._make((self.num_thresholds, int(shape[1])))
+        else:
             self._make((self.num_thresholds,))
+        self._built = True
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_pred = tf.convert_to_tensor(y_pred)
+        if not self._built:
+            self._build(tuple(y_pred.shape))
         if self._from_logits:
             y_pred = tf.sigmoid(y_pred)
         self._accumulate(y_true, y_pred, sample_weight, multi_label=self.multi_label)
@@ -216,6 +228,8 @@ class AUC(_Counts):
         return self._by_label(terms)
 
     def result(self):
+        if not self._built:
+            return tf.constant(0.0)
         if self.curve == "PR" and self.summation_method == "interpolation":
             return self._interpolate_pr_auc()
         n = self.num_thresholds

@@ -12,6 +12,7 @@ from tfn.keras.confusion_metrics import (  # noqa: F401  (part of this namespace
     TrueNegatives,
     TruePositives,
 )
+from tfn.keras.f_score_metrics import F1Score, FBetaScore
 from tfn.keras.metric import Mean, MeanMetricWrapper, Metric, Sum, _snake, divide_no_nan  # noqa: F401
 
 
@@ -212,7 +213,7 @@ _CLASSES = (Accuracy, SparseCategoricalAccuracy, CategoricalAccuracy, BinaryAccu
             MeanAbsolutePercentageError, MeanSquaredLogarithmicError, LogCoshError, CosineSimilarity, Hinge,
             SquaredHinge, CategoricalHinge, KLDivergence, Poisson, BinaryCrossentropy, CategoricalCrossentropy,
             SparseCategoricalCrossentropy, AUC, Precision, Recall, TruePositives, FalsePositives, TrueNegatives,
-            FalseNegatives, Mean, Sum)
+            FalseNegatives, F1Score, FBetaScore, Mean, Sum)
 _BY_NAME = {**{c.__name__: c for c in _CLASSES}, **{_snake(c.__name__): c for c in _CLASSES}, **_FUNCTION_METRICS}
 _BY_NAME["auc"] = AUC
 

@@ -190,3 +190,49 @@ def test_metric_names_in_compile():
     assert float(fn.result()) == 1.5
     with pytest.raises(ValueError, match="Could not interpret metric identifier: aucc"):
         K.metrics.get("aucc")
+
+
+def _f_beta_reference(y, s, beta, threshold=None, w=None):
+    pred = (s >= s.max(-1, keepdims=True)) & (np.abs(s) > 1e-9) if threshold is None else s > threshold
+    pred = pred.astype(np.float64)
+    w = np.ones((len(y), 1)) if w is None else w[:, None]
+    tp, fp, fn = (pred * y * w).sum(0), (pred * (1 - y) * w).sum(0), ((1 - pred) * y * w).sum(0)
+    p, r = tp / (tp + fp + 1e-7), tp / (tp + fn + 1e-7)
+    return (1 + beta ** 2) * p * r / (beta ** 2 * p + r + 1e-7), (y * w).sum(0)
+
+
+def test_f_scores_per_class_and_averaged():
+    y = np.eye(3)[RNG.integers(0, 3, 30)]
+    s = RNG.dirichlet(np.ones(3), 30)
+    w = RNG.uniform(0.5, 2, 30)
+    per_class, support = _f_beta_reference(y, s, 1.0, w=w)
+    f = K.metrics.F1Score()
+    f.update_state(y[:11], s[:11], sample_weight=w[:11])
+    f.update_state(y[11:], s[11:], sample_weight=w[11:])
+    np.testing.assert_allclose(f.result().numpy(), per_class, rtol=1e-5)
+    for average, want in (("macro", per_class.mean()), ("weighted", (per_class * support).sum() / support.sum())):
+        m = K.metrics.F1Score(average=average)
+        m.update_state(y, s, sample_weight=w)
+        assert float(m.result()) == pytest.approx(want, rel=1e-5)
+    fb, _ = _f_beta_reference(y, s, 2.0, threshold=0.4)
+    m = K.metrics.FBetaScore(beta=2.0, threshold=0.4)
+    m.update_state(y, s)
+    np.testing.assert_allclose(m.result().numpy(), fb, rtol=1e-5)
+    with pytest.raises(ValueError, match="Invalid `beta`"):
+        K.metrics.FBetaScore(beta=2)
+    with pytest.raises(ValueError, match="2D inputs"):
+        K.metrics.F1Score().update_state(y[:, 0], s[:, 0])
+
+
+def test_variables_made_by_the_first_compiled_update():
+    x = RNG.standard_normal((21, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[RNG.integers(0, 3, 21)]
+    model = K.Sequential([K.layers.Dense(3, activation="softmax", input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="categorical_crossentropy",
+                  metrics=[K.metrics.F1Score(average="macro"), K.metrics.AUC(multi_label=True, name="auc")])
+    logs = model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True)
+    s = model.predict(x)
+    assert logs["f1_score"] == pytest.approx(_f_beta_reference(y, s, 1.0)[0].mean(), rel=1e-5)
+    each = [_auc_reference(y[:, i], s[:, i], 200, "ROC", "interpolation") for i in range(3)]
+    assert logs["auc"] == pytest.approx(np.mean(each), rel=1e-5)
+    assert model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True) == logs  # reset, then the same sums
