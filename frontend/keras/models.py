@@ -145,6 +145,8 @@ class Model(Layer):
         batch_hooks = callbacks.has_batch_hooks("train")
         self.stop_training = False
         callbacks.on_train_begin()
+        # a callback (BackupAndRestore) may resume from a later epoch
+        initial_epoch, self._initial_epoch = getattr(self, "_initial_epoch", None) or initial_epoch, None
         training_logs = None
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()

@@ -272,3 +272,39 @@ def test_progress_bar_is_a_callback_after_the_users(capsys):
     assert lines[0] == "Epoch 1/1" and lines[1].startswith("2/2 - ") and " - extra: 1.5000 - loss: " in lines[1]
     _model().evaluate(X, Y, batch_size=12, verbose=2)
     assert capsys.readouterr().out.startswith("2/2 - ")
+
+
+class _Crash(K.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt("the process is stopped")
+
+
+@pytest.mark.parametrize("run_eagerly", [True, False])
+def test_backup_and_restore_resumes_weights_optimizer_state_and_epoch(tmp_path, run_eagerly):
+    def adam_model():
+        model = _model(optimizer=K.optimizers.Adam(0.05), run_eagerly=run_eagerly)
+        model.set_weights([np.full((3, 1), 0.1, np.float32), np.zeros(1, np.float32)])
+        return model
+
+    whole = adam_model()
+    whole.fit(X, Y, batch_size=8, epochs=4, shuffle=False, verbose=0)
+    backup = str(tmp_path / "backup")
+    first = adam_model()
+    with pytest.raises(KeyboardInterrupt):
+        first.fit(X, Y, batch_size=8, epochs=4, shuffle=False, verbose=0,
+                  callbacks=[K.callbacks.BackupAndRestore(backup), _Crash(2)])
+    resumed = adam_model()
+    history = resumed.fit(X, Y, batch_size=8, epochs=4, shuffle=False, verbose=0,
+                          callbacks=[K.callbacks.BackupAndRestore(backup)])
+    assert history.epoch == [2, 3]
+    assert int(resumed.optimizer.iterations.numpy()) == 12
+    for got, want in zip(resumed.get_weights(), whole.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert not (tmp_path / "backup").exists()  # removed once fit ended normally
+    with pytest.raises(ValueError, match="Empty `backup_dir`"):
+        K.callbacks.BackupAndRestore("")
