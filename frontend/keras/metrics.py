@@ -226,7 +226,9 @@ def get(identifier, loss=None):
     if identifier in ("accuracy", "acc"):
         kind = {losses.SparseCategoricalCrossentropy: SparseCategoricalAccuracy,
                 losses.CategoricalCrossentropy: CategoricalAccuracy,
-                losses.BinaryCrossentropy: BinaryAccuracy}.get(type(loss), Accuracy)
+                losses.CategoricalFocalCrossentropy: CategoricalAccuracy,
+                losses.BinaryCrossentropy: BinaryAccuracy,
+                losses.BinaryFocalCrossentropy: BinaryAccuracy}.get(type(loss), Accuracy)
         return kind(name=identifier)
     if isinstance(identifier, str) and identifier in _BY_NAME:
         return _BY_NAME[identifier](name=identifier)

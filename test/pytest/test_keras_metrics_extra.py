@@ -185,6 +185,8 @@ def test_metric_names_in_compile():
                       ("RootMeanSquaredError", K.metrics.RootMeanSquaredError)]:
         m = K.metrics.get(name)
         assert isinstance(m, cls) and m.name == name
+    assert isinstance(K.metrics.get("accuracy", K.losses.BinaryFocalCrossentropy()), K.metrics.BinaryAccuracy)
+    assert isinstance(K.metrics.get("acc", K.losses.CategoricalFocalCrossentropy()), K.metrics.CategoricalAccuracy)
     fn = K.metrics.get(lambda t, p: tf.abs(t - p))
     fn.update_state([1.0, 2.0], [0.0, 0.0])
     assert float(fn.result()) == 1.5
