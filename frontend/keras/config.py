@@ -1,7 +1,7 @@
 """What Keras objects were made with: each class's `__init__` records its call's arguments on the object (outermost
 call only), so that `get_config()` can return them by parameter name without every class writing one.
 
-Layers, models, optimizers, initializers and losses install it from their base class's `__init_subclass__`
+Layers, models, optimizers and initializers install it from their base class's `__init_subclass__`
 (`record_init`); frontend/keras/saving.py turns the arguments into JSON and back."""
 import functools
 import inspect

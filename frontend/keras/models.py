@@ -1,6 +1,5 @@
 """`Model` (subclassed models), `Sequential`, and training: compile / fit / evaluate / predict, one compiled step
 per batch."""
-import sys
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from tfn.keras import losses as losses_mod
 from tfn.keras import metrics as metrics_mod
 from tfn.keras import optimizers as optimizers_mod
 from tfn.keras._ops import tf
-from tfn.keras.callbacks import History, Progbar
+from tfn.keras.callback import CallbackList
 from tfn.keras.layers import InputLayer, Layer
 from tfn.tracing.polymorphic import function
 
@@ -107,7 +106,7 @@ class Model(Layer):
         return self._steps[name]
 
     def _logs(self, prefix=""):
-        return {prefix + m.name: float(m.result()) for m in self.metrics}
+        return {prefix + m.name: _log_value(m.result()) for m in self.metrics}
 
     def _reset_metrics(self):
         for m in self.metrics:
@@ -117,83 +116,118 @@ class Model(Layer):
         if self.optimizer is None or self.loss is None:
             raise RuntimeError(f"You must call `compile()` before using the model for {what}.")
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", validation_data=None, shuffle=True,
-            initial_epoch=0, validation_batch_size=None):
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
+            shuffle=True, initial_epoch=0, validation_batch_size=None):
         """Train for `epochs` passes over (x, y) in batches, or over a dataset of (x, y) batches; returns a History
-        of the per-epoch logs."""
+        of the per-epoch logs. `callbacks` (keras.callbacks.Callback instances) are called between the compiled
+        steps; one that sets `model.stop_training` stops fit after the batch, or the epoch, it was set in."""
         self._require_compiled("training")
         check_dataset_args(x, y, batch_size)
         verbose = 1 if verbose == "auto" else verbose
         strategy = getattr(self, "_strategy", None)
+        args = (x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle, initial_epoch,
+                validation_batch_size)
         if strategy is not None:
             with strategy.scope():
-                return self._fit(x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch,
-                                 validation_batch_size, strategy)
-        return self._fit(x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch,
-                         validation_batch_size, None)
+                return self._fit(*args, strategy)
+        return self._fit(*args, None)
 
-    def _fit(self, x, y, batch_size, epochs, verbose, validation_data, shuffle, initial_epoch, validation_batch_size,
-             strategy):
-        history, step = History(), self._step("train_step")
-        n_batches = num_batches(x, batch_size)  # None for a dataset of unknown length: learnt by the first epoch
+    def _callback_list(self, callbacks, verbose, epochs, steps, history):
+        if isinstance(callbacks, CallbackList):
+            return callbacks
+        return CallbackList(callbacks, add_history=history, add_progbar=verbose != 0, model=self, verbose=verbose,
+                            epochs=epochs, steps=steps)
+
+    def _fit(self, x, y, batch_size, epochs, verbose, callbacks, validation_data, shuffle, initial_epoch,
+             validation_batch_size, strategy):
+        step = self._step("train_step")
+        # steps None: a dataset of unknown length, learnt by the first epoch
+        callbacks = self._callback_list(callbacks, verbose, epochs, num_batches(x, batch_size), True)
+        batch_hooks = callbacks.has_batch_hooks("train")
+        self.stop_training = False
+        callbacks.on_train_begin()
+        # a callback (BackupAndRestore) may resume from a later epoch
+        initial_epoch, self._initial_epoch = getattr(self, "_initial_epoch", None) or initial_epoch, None
+        training_logs = None
         for epoch in range(initial_epoch, epochs):
-            if verbose:
-                print(f"Epoch {epoch + 1}/{epochs}", file=sys.stdout, flush=True)
             self._reset_metrics()
-            bar, count = Progbar(n_batches, verbose), 0
-            for count, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle, strategy=strategy), 1):
+            callbacks.on_epoch_begin(epoch)
+            for batch, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle, strategy=strategy)):
+                if batch_hooks:
+                    callbacks.on_train_batch_begin(batch)
                 if strategy is not None:
                     with strategy.watching("the train step"):
                         step(xb, yb)
                 else:
                     step(xb, yb)
-                bar.update(count, self._logs)  # read (eager ops) only when the bar is redrawn
-            n_batches = count
+                if batch_hooks:  # the logs (eager reads) only if a callback other than the bar wants them
+                    callbacks.on_train_batch_end(batch, self._logs)
+                if self.stop_training:
+                    break
             logs = self._logs()
             if validation_data is not None:
-                logs.update(self._validation_logs(validation_data, validation_batch_size or batch_size))
-            bar.finish(count, logs)
-            history.record(epoch, logs)
+                val_logs = self._validation_logs(validation_data, validation_batch_size or batch_size, callbacks)
+                logs.update({"val_" + k: v for k, v in val_logs.items()})
+            callbacks.on_epoch_end(epoch, logs)
+            training_logs = logs
             if self.stop_training:
                 break
-        self.history = history
-        return history
+        callbacks.on_train_end(training_logs)
+        return self.history
 
-    def _validation_logs(self, data, batch_size):
+    def _validation_logs(self, data, batch_size, callbacks):
         if isinstance(data, Dataset):
-            return self._evaluate_logs(data, None, None, prefix="val_")[0]
+            return self._test_loop(data, None, None, callbacks)
         vx, vy = data[:2]
-        return self._evaluate_logs(vx, vy, batch_size, prefix="val_")[0]
+        return self._test_loop(vx, vy, batch_size, callbacks)
 
-    def _evaluate_logs(self, x, y, batch_size, prefix=""):
-        """(the logs over all batches, the number of batches)."""
+    def _test_loop(self, x, y, batch_size, callbacks):
+        """The logs over all batches of (x, y), calling the callbacks' test hooks."""
         self._reset_metrics()
-        step, count = self._step("test_step"), 0
-        for xb, yb in batches(x, y, batch_size, False):
+        step, batch_hooks = self._step("test_step"), callbacks.has_batch_hooks("test")
+        callbacks.on_test_begin()
+        for batch, (xb, yb) in enumerate(batches(x, y, batch_size, False)):
+            if batch_hooks:
+                callbacks.on_test_batch_begin(batch)
             step(xb, yb)
-            count += 1
-        return self._logs(prefix), count
+            if batch_hooks:
+                callbacks.on_test_batch_end(batch, self._logs)
+        logs = self._logs()
+        callbacks.on_test_end(logs)
+        return logs
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, callbacks=None):
         """The loss (and metrics) over (x, y) or a dataset of (x, y) batches: a scalar, or [loss, *metrics], or a
-        dict with return_dict."""
+        dict with return_dict. `callbacks` get on_test_begin/end and on_test_batch_begin/end."""
         self._require_compiled("evaluation")
         check_dataset_args(x, y, batch_size)
         verbose = 1 if verbose == "auto" else verbose
-        bar = Progbar(num_batches(x, batch_size), verbose)
-        logs, count = self._evaluate_logs(x, y, batch_size)
-        bar.finish(count, logs)
+        callbacks = self._callback_list(callbacks, verbose, 1, num_batches(x, batch_size), False)
+        logs = self._test_loop(x, y, batch_size, callbacks)
         if return_dict:
             return logs
         values = [logs[m.name] for m in self.metrics]
         return values[0] if len(values) == 1 else values
 
-    def predict(self, x, batch_size=None, verbose=0):
+    def predict(self, x, batch_size=None, verbose=0, callbacks=None):
         """The model's outputs (training=False) for x, or for a dataset of x batches (of (x, ...) tuples: x),
-        batch by batch, as one NumPy array."""
+        batch by batch, as one NumPy array. `callbacks` get on_predict_begin/end and on_predict_batch_begin/end
+        (logs {'outputs': the batch's outputs})."""
         check_dataset_args(x, None, batch_size)
+        verbose = 1 if verbose == "auto" else verbose
         step = self._step("predict_step")
-        return np.concatenate([np.asarray(step(xb)) for xb, _ in batches(x, None, batch_size, False, targets=False)])
+        callbacks = self._callback_list(callbacks, verbose, 1, num_batches(x, batch_size), False)
+        batch_hooks = callbacks.has_batch_hooks("predict")
+        callbacks.on_predict_begin()
+        outputs = []
+        for batch, (xb, _) in enumerate(batches(x, None, batch_size, False, targets=False)):
+            if batch_hooks:
+                callbacks.on_predict_batch_begin(batch)
+            outputs.append(np.asarray(step(xb)))
+            if batch_hooks:
+                callbacks.on_predict_batch_end(batch, {"outputs": outputs[-1]})
+        callbacks.on_predict_end()
+        return np.concatenate(outputs)
 
     # ---- weights and summary ---------------------------------------------------------------------------------
     def save_weights(self, filepath):
@@ -260,6 +294,12 @@ class Sequential(Model):
         for layer in self._layers:
             x = layer(x, training=training)
         return x
+
+
+def _log_value(value):
+    """A metric's result as logs hold it: a float, or a NumPy array for a vector (several thresholds)."""
+    value = np.asarray(value)
+    return float(value) if value.ndim == 0 else value
 
 
 def num_rows(x):
