@@ -6,3 +6,4 @@ from tfn.keras.callback import Callback, CallbackList, History, LambdaCallback, 
 from tfn.keras.epoch_callbacks import CSVLogger, LearningRateScheduler, TerminateOnNaN  # noqa: F401
 from tfn.keras.monitor_callbacks import EarlyStopping, ModelCheckpoint, ReduceLROnPlateau  # noqa: F401
 from tfn.keras.progbar import Progbar, format_logs  # noqa: F401
+from tfn.keras.tensorboard import TensorBoard  # noqa: F401

@@ -159,8 +159,8 @@ class ReduceLROnPlateau(MonitorCallback):
 class ModelCheckpoint(MonitorCallback):
     """Save the weights after every epoch (or each `save_freq` batches) to `filepath`, formatted with the epoch
     (1-based) and the logs: 'w.{epoch:02d}-{val_loss:.2f}.weights.h5'. save_best_only: only when `monitor`
-    improves. tfn writes weights only (model.save_weights's .npz content whatever the name); a whole model (.keras)
-    cannot be saved yet, so save_weights_only=False raises."""
+    improves. save_weights_only: model.save_weights (.npz content whatever the name); else model.save (a .keras file,
+    whose name must end in .keras, as Keras 3 requires)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch", initial_value_threshold=None):
@@ -170,10 +170,9 @@ class ModelCheckpoint(MonitorCallback):
         if save_freq != "epoch" and not (isinstance(save_freq, int) and not isinstance(save_freq, bool)):
             raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are 'epoch' or integer values")
         self.save_freq = save_freq
-        if not save_weights_only:
-            raise NotImplementedError(
-                f"ModelCheckpoint(save_weights_only=False) saves the whole model (a .keras file), which tfn.keras "
-                f"cannot write yet; pass save_weights_only=True to save the weights (filepath={self.filepath})")
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError(f"The filepath provided must end in `.keras` (Keras model format). Received: "
+                             f"filepath={self.filepath}")
         self._since_save, self._last_batch, self._epoch = 0, None, 0
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -236,4 +235,7 @@ class ModelCheckpoint(MonitorCallback):
         folder = os.path.dirname(path)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        self.model.save_weights(path)
+        if self.save_weights_only:
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)

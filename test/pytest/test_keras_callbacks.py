@@ -228,8 +228,13 @@ def test_model_checkpoint_formats_names_and_saves_the_best(tmp_path):
         np.testing.assert_array_equal(got, want)
     fresh.load_weights(str(tmp_path / "all" / "w.03-2.00.weights.h5"))
     np.testing.assert_array_equal(fresh.get_weights()[0], snapshots[2][0])
-    with pytest.raises(NotImplementedError, match="save_weights_only=True"):
-        K.callbacks.ModelCheckpoint(str(tmp_path / "m.keras"))
+    with pytest.raises(ValueError, match="must end in `.keras`"):
+        K.callbacks.ModelCheckpoint(str(tmp_path / "m.weights.h5"))
+    whole = K.callbacks.ModelCheckpoint(str(tmp_path / "m-{epoch}.keras"))
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, callbacks=[whole])
+    reloaded = K.models.load_model(str(tmp_path / "m-1.keras"))
+    for got, want in zip(reloaded.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(got, want)
     with pytest.raises(KeyError, match="Failed to format"):
         _model().fit(X, Y, epochs=1, verbose=0, callbacks=[K.callbacks.ModelCheckpoint(
             str(tmp_path / "{nope}.weights.h5"), save_weights_only=True)])
@@ -308,3 +313,21 @@ def test_backup_and_restore_resumes_weights_optimizer_state_and_epoch(tmp_path, 
     assert not (tmp_path / "backup").exists()  # removed once fit ended normally
     with pytest.raises(ValueError, match="Empty `backup_dir`"):
         K.callbacks.BackupAndRestore("")
+
+
+def test_tensorboard_writes_epoch_scalars_and_histograms(tmp_path):
+    """The epoch logs as `epoch_<name>` scalars in train/ and validation/ event files, weight histograms every
+    histogram_freq epochs, batch scalars every update_freq batches."""
+    from test_summary import _summaries
+    model = _model()
+    board = K.callbacks.TensorBoard(str(tmp_path), histogram_freq=2, update_freq=4)
+    model.fit(X, Y, batch_size=8, epochs=3, verbose=0, validation_data=(X, Y), callbacks=[board])
+    train = _summaries(tmp_path / "train")
+    tags = {(step, tag, kind) for step, tag, kind, _ in train}
+    assert {(e, "epoch_loss", "scalar") for e in range(3)} <= tags
+    assert any(tag.endswith("/histogram") and step == 0 for step, tag, kind in tags)
+    assert not any(tag.endswith("/histogram") and step == 1 for step, tag, kind in tags)
+    assert any(tag == "batch_loss" for _, tag, _ in tags)
+    validation = _summaries(tmp_path / "validation")
+    assert [(s, t) for s, t, _, _ in validation if t == "epoch_loss"] == [(0, "epoch_loss"), (1, "epoch_loss"),
+                                                                          (2, "epoch_loss")]
