@@ -9,7 +9,7 @@ from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.ops import array_ops, math_ops, shape_ops, split_ops
+from tfn.ops import array_ops, fill_ops, math_ops, shape_ops, split_ops
 from tfn.ops.composite import user_error
 from tfn.ops.control_flow import cond, while_loop
 from tfn.ops.map_fn import map_fn
@@ -80,8 +80,9 @@ def _eager_scan(fn, slice_at, acc, first_is_output, n, reverse):
     if reverse:
         outs.reverse()
     flat = [[convert_to_tensor(o) for o in nest.flatten(x)] for x in outs]
-    if not flat:
-        raise user_error(ValueError("scan: elems has no slices and no initializer gives the result's shape"))
+    if not flat:  # no slices: an empty stack of the initializer's shape
+        return nest.pack_sequence_as(acc, [fill_ops.zeros([0] + list(a.shape), a.dtype)
+                                           for a in (convert_to_tensor(x) for x in nest.flatten(acc))])
     return nest.pack_sequence_as(acc, [array_ops.stack(list(column)) for column in zip(*flat)])
 
 

@@ -170,7 +170,12 @@ def slice_(input_, begin, size, name=None):
         raise InvalidArgumentError(f"Expected begin and size arguments to be 1-D tensors of size {x.ndim}, but got "
                                    f"shapes [{len(begin)}] and [{len(size)}] instead. [Op:Slice]")
     key = []
-    for b, s in zip(begin, size):
+    for d, (b, s) in enumerate(zip(begin, size)):
+        n = x.shape[d]
+        if isinstance(b, int) and isinstance(s, int) and n is not None and not (
+                0 <= b <= n and (s == -1 or 0 <= s <= n - b)):
+            raise InvalidArgumentError(f"Expected begin[{d}] in [0, {n}] and size[{d}] in [0, {n - b}] (or -1), but "
+                                       f"got {b} and {s} [Op:Slice]")
         if isinstance(s, int) and s == -1:
             key.append(slice(b, None))
         else:

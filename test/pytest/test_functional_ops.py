@@ -18,6 +18,8 @@ def test_scan_as_tfs_examples():
     def compiled(v):
         return tf.scan(lambda a, x: a * x, v, initializer=tf.constant(10), reverse=True)
     np.testing.assert_array_equal(compiled(ELEMS).numpy(), [7200, 7200, 3600, 1200, 300, 60])
+    empty = tf.scan(lambda a, x: a + x, tf.constant([], tf.int32), initializer=tf.constant([0, 0]))
+    assert empty.shape == (0, 2)
     varlen = tf.function(lambda v: tf.scan(lambda a, x: a + x, v),
                          input_signature=[tf.TensorSpec([None], tf.int32)])
     np.testing.assert_array_equal(varlen(tf.constant([5, 1, 1])).numpy(), [5, 6, 7])

@@ -15,6 +15,9 @@ def test_slice_takes_sizes_with_minus_one_for_the_rest():
     with pytest.raises(tf.errors.InvalidArgumentError, match="Expected begin and size arguments to be 1-D tensors "
                                                              "of size 3"):
         tf.slice(X, [0, 0], [1, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Expected begin\[2\] in \[0, 4\] and size\[2\] in "
+                                                             r"\[0, 1\]"):
+        tf.slice(X, [0, 0, 3], [1, 1, 2])
 
 
 def test_strided_slice_masks():
