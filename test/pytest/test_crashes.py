@@ -414,3 +414,21 @@ def test_a_folded_failing_op_does_not_shift_the_error_of_a_later_one():
     message = rf"indices\[0\] = 7 is not in \[0, 3\)(.|\n)*GatherV2(.|\n)*:{line}"
     with pytest.raises(InvalidArgumentError, match=message):
         tfn.function(f)(np.ones(3, np.float32), np.array([7], np.int32))
+
+
+def test_concat_larger_than_memory_raises_before_building_its_pairwise_tree(monkeypatch):
+    """The eager chain of binary concats keeps a whole level alive: for a result larger than the machine, the
+    levels before the last one each passing the check took all its memory (the OOM killer, not an error)."""
+    import tracemalloc
+
+    from tfn.dialects import types
+    monkeypatch.setattr(types, "memory_bytes", lambda: 2 ** 26)  # a 64 MiB machine, as the checks see it
+    x = tfn.ones([2 ** 22])  # 16 MiB; 16 of them: 256 MiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[67108864\]"):
+            tfn.concat([x] * 16, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 ** 24, peak
