@@ -257,6 +257,31 @@ def test_tfn_opt_rejects_a_malformed_linalg_permutation(tmp_path, attr, ok):
         assert "permutation.mlir:3:78: error: expected a list of integers in brackets" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("kind", ["attribute", "regions", "types"])
+def test_tfn_opt_rejects_nesting_that_would_overflow_the_parser_stack(tmp_path, kind):
+    # MLIR's parser (and verifier, printer, passes) recurse per level: ~10,000 nested brackets of an attribute,
+    # ~4,000 nested regions or ~6,000 nested types segfaulted tfn-opt.
+    n = 20000
+    if kind == "attribute":
+        text = "func.func @f() attributes {a = " + "[" * n + "]" * n + "} {\n  return\n}\n"
+    elif kind == "types":
+        text = "func.func @f(%a: " + "!llvm.array<2 x " * n + "i8" + ">" * n + ") {\n  return\n}\n"
+    else:
+        text = "func.func @f(%c: i1) {\n" + "scf.if %c {\n" * n + "}\n" * n + "  return\n}\n"
+    src = tmp_path / "deep.mlir"
+    src.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "deep.mlir:" in done.stderr and "nested more than 1000 levels deep" in done.stderr, done.stderr[-2000:]
+    shallow = "func.func @f(%c: i1) -> i32 {\n" + "scf.if %c {\n" * 200 + "}\n" * 200 + \
+        "  %0 = arith.constant 0 : i32\n  return %0 : i32\n}\n"
+    src.write_text(shallow)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
