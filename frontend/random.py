@@ -152,14 +152,22 @@ def _unit(shape, seed):
     return math_ops.cast(math_ops.floordiv(_words(shape, seed), 512), dtypes.float32) * np.float32(2.0**-23)
 
 
+_UNIFORM_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+
+
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform numbers in [minval, maxval) (`tf.random.uniform`; maxval defaults to 1 for floats)."""
     dtype = dtypes.as_dtype(dtype)
+    if dtype not in _UNIFORM_DTYPES:
+        raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
+                         f"{', '.join(d.name for d in _UNIFORM_DTYPES)}.")
     dims = _draw_shape(shape, "RandomUniform")
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype")
         lo, hi = int(minval), int(maxval)
+        if lo >= hi:  # (a draw modulo max(hi - lo, 1) was minval every time)
+            raise InvalidArgumentError(f"Need minval < maxval: {lo} >= {hi} [Op:RandomUniformInt]")
         draw = math_ops.floormod(_words(dims, seed), max(hi - lo, 1)) + lo
         return math_ops.cast(draw, dtype)
     maxval = 1.0 if maxval is None else maxval
@@ -172,7 +180,17 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
     return _normal(_draw_shape(shape, "RandomStandardNormal"), mean, stddev, dtype, seed)
 
 
+def _float_dtype(dtype):
+    """A normal draw's dtype, checked: an integer cast of normal draws is mostly 0 and +-1."""
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
+                        "values: float16, float32, float64")
+    return dtype
+
+
 def _normal(dims, mean, stddev, dtype, seed):
+    _float_dtype(dtype)
     u1 = 1.0 - _unit(dims, seed)  # in (0, 1]: log stays finite
     u2 = _unit(dims, seed)
     z = math_ops.sqrt(-2.0 * math_ops.log(u1)) * math_ops.cos(u2 * np.float32(2 * _pymath.pi))
@@ -183,6 +201,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     """Normal numbers within two standard deviations (`tf.random.truncated_normal`).
 
     Samples outside are redrawn four times, then clipped: the chance one survives 4 redraws is 0.0455**5 ~ 2e-7."""
+    _float_dtype(dtype)
     dims = _draw_shape(shape, "TruncatedNormal")
     z = _normal(dims, 0.0, 1.0, dtypes.float32, seed)
     for _ in range(4):

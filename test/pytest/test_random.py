@@ -88,3 +88,19 @@ def test_philox_blocks_count_on_from_the_counter_compiled_as_eagerly(count):
     if count >= 12:
         third = tf.random.philox4x32(np.int64(0), np.int64(5), np.int64(87654321), np.int64(3), 4).numpy()
         np.testing.assert_array_equal(eager[8:12], third)
+
+
+def test_bad_bounds_and_dtypes_raise_as_tf():
+    """An integer range with minval >= maxval drew minval every time; a bool uniform or an integer normal gave
+    values TF refuses to make."""
+    for run in (lambda: tf.random.uniform([3], 5, 1, dtype=tf.int32),
+                tf.function(lambda: tf.random.uniform([3], 5, 5, dtype=tf.int64))):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"Need minval < maxval: 5 >= [15] "
+                                                                  r"\[Op:RandomUniformInt\]"):
+            run()
+    with pytest.raises(ValueError, match="Argument `dtype` got invalid value tfn.bool"):
+        tf.random.uniform([3], dtype=tf.bool)
+    for make in (tf.random.normal, tf.random.truncated_normal):
+        with pytest.raises(TypeError, match="DataType int32 not in list of allowed values"):
+            make([3], dtype=tf.int32)
+    assert tf.random.uniform([100], -2, 3, dtype=tf.int64).numpy().min() >= -2
