@@ -282,6 +282,25 @@ def test_tfn_opt_rejects_nesting_that_would_overflow_the_parser_stack(tmp_path, 
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+def test_reductions_over_the_last_axis_with_two_dynamic_kept_dims_compile():
+    """tfn-vectorize-reductions expanded the rows' results back to two dynamic dims, which memref.expand_shape cannot
+    hold: compiling reduce_max(x, -1) for x of shape [None, None, None] aborted the process (an MLIR assertion)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        import tfn
+        x = np.random.default_rng(0).random((3, 5, 70)).astype(np.float32)
+        spec = [tfn.TensorSpec([None, None, None], tfn.float32)]
+        for name, fn, ref in (("max", lambda v: tfn.reduce_max(v, -1), x.max(-1)),
+                              ("sum", lambda v: tfn.reduce_sum(v * v, -1), (x * x).sum(-1)),
+                              ("logsumexp", lambda v: tfn.reduce_logsumexp(v, -1), np.log(np.exp(x).sum(-1)))):
+            got = tfn.function(fn, input_signature=spec)(tfn.constant(x)).numpy()
+            print(name, np.allclose(got, ref, rtol=1e-5))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["max", "True", "sum", "True", "logsumexp", "True"]
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
