@@ -19,6 +19,7 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.ops_random import blocks_of
+from tfn.dialects.types import check_size
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, shape_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
@@ -109,6 +110,7 @@ def _draw_shape(shape, op):
             raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got {shape!r} [Op:{op}]")
         else:
             raise TypeError(f"{op}: each size of the shape must be an int or a scalar int tensor, got {d!r}")
+    check_size([d for d in sizes if d >= 0], dtypes.int64)  # (TF's overflow error before the count of draws)
     return sizes, dims
 
 

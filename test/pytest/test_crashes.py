@@ -476,3 +476,16 @@ def test_concat_larger_than_memory_raises_before_building_its_pairwise_tree(monk
     finally:
         tracemalloc.stop()
     assert peak < 2 ** 24, peak
+
+
+def test_huge_linspace_and_random_shapes_raise_tf_errors():
+    """linspace's positions were a NumPy arange allocated before any check (a MemoryError); a random shape whose
+    element count passes int64 was Python's OverflowError counting the draws."""
+    for run in (lambda: tfn.linspace(0.0, 1.0, 2 ** 40), tfn.function(lambda: tfn.linspace(0.0, 1.0, 2 ** 40))):
+        with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627774\]"):
+            run()
+    for shape in ([2 ** 40, 2 ** 40], tfn.constant([2 ** 40, 2 ** 40], tfn.int64)):
+        with pytest.raises(InvalidArgumentError, match="Encountered overflow when multiplying 1099511627776 with "
+                                                       "1099511627776"):
+            tfn.random.normal(shape)
+    np.testing.assert_allclose(tfn.linspace(0.0, 1.0, 5).numpy(), np.linspace(0, 1, 5, dtype=np.float32))
