@@ -293,8 +293,12 @@ def test_range_errors():
         f(tfn.constant(1.5), tfn.constant(5.0), tfn.constant(-1.0))
     with pytest.raises(IAE, match="Requires start <= limit when delta > 0: 9/-9"):
         f(tfn.constant(9, tfn.int64), tfn.constant(-9, tfn.int64), tfn.constant(1, tfn.int64))
-    assert f(tfn.constant(0, tfn.int64), tfn.constant(np.iinfo(np.int64).min), tfn.constant(-1, tfn.int64)) \
-        .shape == (0,)  # INT64_MIN / -1 must not trap (the size wraps; TF would overflow too)
+    # 2**63 elements, counted unsigned (INT64_MIN / -1 must not trap; an int64 count wrapped to an empty range)
+    with pytest.raises(tfn.errors.ResourceExhaustedError, match=r"shape\[9223372036854775807\]"):
+        f(tfn.constant(0, tfn.int64), tfn.constant(np.iinfo(np.int64).min), tfn.constant(-1, tfn.int64))
+    # |limit - start| past INT64_MAX: int64 wrapped it to a negative distance and an empty range
+    big = f(tfn.constant(np.iinfo(np.int64).min), tfn.constant(np.iinfo(np.int64).max), tfn.constant(2 ** 62))
+    assert big.numpy().tolist() == [-2 ** 63, -2 ** 62, 0, 2 ** 62]
     assert f(tfn.constant(1), tfn.constant(4), tfn.constant(1)).numpy().tolist() == [1, 2, 3]
 
 
