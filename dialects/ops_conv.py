@@ -25,6 +25,14 @@ def out_size(size, k, stride, dilation, same):
     return max((size - eff) // stride + 1, 0)
 
 
+def _nonempty_window(w, op):
+    """TF's error for a filter of height or width 0: its window would cover no input (an output larger than the
+    input, all zeros)."""
+    if 0 in w.shape[:2]:
+        raise InvalidArgumentError(f"filter must not have zero elements (i.e. all dimensions must be non-zero), got "
+                                   f"{pretty(w.shape)} [Op:{op}]")
+
+
 def _conv_infer(types, attrs):
     x, w = types
     dt = rules.same_dtype("Conv2D", types)
@@ -37,6 +45,7 @@ def _conv_infer(types, attrs):
                                    f"{w.shape[2]} [Op:Conv2D]")
     if None in w.shape[:2]:
         raise InvalidArgumentError(f"the filter's spatial size must be static, got {pretty(w.shape)} [Op:Conv2D]")
+    _nonempty_window(w, "Conv2D")
     (sh, sw), (dh, dw), same = attrs["strides"], attrs["dilations"], attrs["same"]
     for i, (k, d) in enumerate(((w.shape[0], dh), (w.shape[1], dw))):
         size = x.shape[1 + i]
@@ -187,6 +196,7 @@ def _depthwise_infer(types, attrs):
     if None in (w.shape[0], w.shape[1], w.shape[3]):
         raise InvalidArgumentError(f"the filter's spatial size and channel multiplier must be static, got "
                                    f"{pretty(w.shape)} [Op:{op}]")
+    _nonempty_window(w, op)
     (sh, sw), (dh, dw), same = attrs["strides"], attrs["dilations"], attrs["same"]
     t, b, left, r = attrs["pads"]
     out = []
