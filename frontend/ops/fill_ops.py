@@ -69,6 +69,9 @@ def _fill_runtime(shape, value):
         dims = [shape[i] for i in np.arange(shape._shape[0]).tolist()]  # (`range` here is tfn.range)
     else:
         dims = list(shape)
+    for d in dims:  # (a float size made a float range: tfn.fill([2.0], v) gave two elements)
+        if isinstance(d, TensorBase) and (d.ndim != 0 or not d.dtype.is_integer):
+            raise TypeError(f"Fill: the shape must be an int or a list of ints, got {shape!r}")
     probe = None
     for axis, d in enumerate(dims):
         n = convert_to_tensor(d) if isinstance(d, TensorBase) else convert_to_tensor(int(d), dtypes.int32)

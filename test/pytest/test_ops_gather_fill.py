@@ -341,3 +341,15 @@ def test_one_hot_dynamic_and_errors():
         tfn.one_hot([1], 3, on_value=tfn.constant(1.0), dtype=tfn.int32)
     with pytest.raises(IAE, match="OneHot does not support dtype float32"):
         tfn.one_hot([1.0], 3)
+
+
+def test_fill_with_a_float_run_time_shape_raises_as_eagerly():
+    """A float shape tensor known only when the function runs made a float range per dim: tfn.fill([2.0], v) gave
+    two elements, where eagerly (and in TF) the shape must hold integers."""
+    f = tfn.function(lambda d: tfn.fill(d, 1.0), input_signature=[tfn.TensorSpec([1], tfn.float32)])
+    with pytest.raises(TypeError, match="Fill: the shape must be an int or a list of ints"):
+        f(tfn.constant([2.0]))
+    with pytest.raises(TypeError, match="Fill: the shape must be an int or a list of ints"):
+        tfn.fill(tfn.constant([2.0]), 1.0)
+    g = tfn.function(lambda d: tfn.zeros([d, 2]), input_signature=[tfn.TensorSpec([], tfn.int32)])
+    assert g(tfn.constant(3)).shape == (3, 2)
