@@ -6,6 +6,7 @@ from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
+from tfn.dialects.ops_conv import check_padded
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, slicing_ops
 
 
@@ -163,6 +164,7 @@ def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
         raise ValueError(f"Computed output size would be negative: input {x.shape}, window {(kh, kw)}, VALID padding")
     if kind == "max":
         return apply(ops.max_pool2d, [x], {"ksize": (kh, kw), "strides": (sh, sw), "same": same})
+    check_padded("AvgPool", tuple(x.shape), (pt, pb, pl, pr), x.dtype)
     xp = _pad_axis(_pad_axis(x, 1, pt, pb, 0.0), 2, pl, pr, 0.0)
     out = None
     for i in range(kh):

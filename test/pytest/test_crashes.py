@@ -301,6 +301,44 @@ def test_reductions_over_the_last_axis_with_two_dynamic_kept_dims_compile():
     assert done.stdout.split() == ["max", "True", "sum", "True", "logsumexp", "True"]
 
 
+def test_windows_whose_padded_input_overflows_raise_tf_errors(tmp_path):
+    """A SAME window (a dilated filter, a pooling window) far larger than the input: its padded input's type
+    overflowed int64 and MLIR's assertion aborted the process (compiled), NumPy raised ValueError (eagerly), and
+    max_pool2d_grad's tap loops never ended (tfn-opt hung)."""
+    code = textwrap.dedent("""
+        import tfn
+        x, w, wd = tfn.ones([2, 5, 6, 3]), tfn.ones([3, 2, 3, 4]), tfn.ones([3, 3, 3, 1])
+        cases = {
+            "conv": lambda: tfn.nn.conv2d(x, w, 1, "SAME", dilations=[1, 2 ** 62]),
+            "depthwise": lambda: tfn.nn.depthwise_conv2d(x, wd, [1, 1, 1, 1], "SAME", dilations=[2 ** 62, 1]),
+            "max_pool": lambda: tfn.nn.max_pool2d(x, [3, 2 ** 62], 2, "SAME"),
+            "avg_pool": lambda: tfn.nn.avg_pool2d(x, [3, 2 ** 62], 2, "SAME"),
+            "max_pool_oom": lambda: tfn.nn.max_pool2d(x, [3, 2 ** 33], 2, "SAME"),
+        }
+        for name, run in cases.items():
+            for mode, f in (("eager", run), ("compiled", tfn.function(run))):
+                try:
+                    f()
+                    print(name, mode, "no error")
+                except Exception as e:
+                    print(name, mode, type(e).__name__)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in done.stdout.splitlines():
+        name, mode, got = line.split(" ", 2)
+        assert got == ("ResourceExhaustedError" if name.endswith("oom") else "InvalidArgumentError"), line
+    assert len(done.stdout.splitlines()) == 10
+    src = tmp_path / "grad.mlir"
+    src.write_text('func.func @f(%x: tensor<1x5x5x2xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32> {\n'
+                   '  %0 = "tfn.max_pool2d_grad"(%x, %g) {ksize = array<i64: 3, 4611686018427387904>, '
+                   'strides = array<i64: 2, 2>, same = true} : (tensor<1x5x5x2xf32>, tensor<1x3x3x2xf32>) -> '
+                   'tensor<1x5x5x2xf32>\n  return %0 : tensor<1x5x5x2xf32>\n}\n')
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src), "-p", "builtin.module(tfn-pipeline)"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Encountered overflow" in done.stderr, done.stderr[-2000:]
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
