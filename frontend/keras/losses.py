@@ -1,8 +1,7 @@
 """Keras losses: each the mean over the batch of a per-example loss (Keras's 'sum_over_batch_size')."""
-from tfn.core.dispatch import apply
-from tfn.dialects import ops
 from tfn.keras import activations
 from tfn.keras._ops import tf
+from tfn.ops.nn_ops import checked_labels
 
 _EPSILON = 1e-7
 
@@ -64,17 +63,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     if len(y_true.shape) == len(y_pred.shape):
         y_true = tf.squeeze(y_true, axis=-1)
     depth = tuple(y_pred.shape)[-1]
-    onehot = tf.one_hot(_checked_labels(tf.cast(y_true, "int32"), depth), depth, dtype=y_pred.dtype)
+    onehot = tf.one_hot(checked_labels(tf.cast(y_true, "int32"), depth), depth, dtype=y_pred.dtype)
     return -tf.reduce_sum(onehot * _log_probs(y_pred, from_logits), axis=-1)
-
-
-def _checked_labels(labels, depth):
-    """The class labels, checked to lie in [0, depth) when the loss is computed (TF's error on CPU): one_hot alone
-    gives a label outside the classes an all-zero row, a silent zero loss."""
-    valid = tf.logical_and(tf.greater_equal(labels, 0), tf.less(labels, depth))
-    bad = tf.reduce_max(tf.where(valid, tf.fill(tf.shape(labels), -2 ** 31), labels))  # (a label outside, if any)
-    return apply(ops.check, [labels, tf.reduce_all(valid), tf.cast(bad, "int64"), tf.constant(depth, "int64")],
-                 {"message": "Received a label value of {0} which is outside the valid range of [0, {1})."})
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False):

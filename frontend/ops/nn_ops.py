@@ -128,7 +128,21 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     if rank is not None and x.shape.rank is not None and rank != x.shape.rank - 1:
         raise ValueError(f"Rank mismatch: Rank of labels (received {rank}) should equal rank of logits minus 1 "
                          f"(received {x.shape.rank}).")
+    classes = x.shape.as_list()[-1] if x.shape.rank is not None else None
+    if classes is not None:  # TF's message naming the label (the gather's would name GatherV2's indices)
+        y = checked_labels(y, classes)
     return -slicing_ops.gather(log_softmax(x), y, axis=rank, batch_dims=rank)
+
+
+def checked_labels(labels, classes):
+    """Class labels, checked to lie in [0, classes) when the op runs (TF's SparseSoftmaxXentWithLogits error on
+    CPU; Keras's sparse categorical crossentropy checks its labels with it too)."""
+    labels = convert_to_tensor(labels)
+    valid = math_ops.logical_and(math_ops.greater_equal(labels, 0), math_ops.less(labels, classes))
+    outside = math_ops.where(valid, fill_ops.zeros_like(labels) + np.iinfo(labels.dtype.np).min, labels)
+    bad = math_ops.cast(reduction_ops.reduce_max(outside), "int64")
+    return apply(ops.check, [labels, reduction_ops.reduce_all(valid), bad, convert_to_tensor(classes, "int64")],
+                 {"message": "Received a label value of {0} which is outside the valid range of [0, {1})."})
 
 
 def _pad_axis(x, axis, before, after, value):
