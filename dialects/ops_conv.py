@@ -2,9 +2,10 @@
 import numpy as np
 
 from tfn.dialects import rules
-from tfn.dialects.errors import InvalidArgumentError
+from tfn.dialects.errors import InvalidArgumentError, OpError
 from tfn.dialects.ops_linalg import pretty
 from tfn.dialects.optable import define
+from tfn.dialects.types import TensorType, check_memory, check_size
 
 
 def same_pads(size, k, stride, dilation):
@@ -25,6 +26,35 @@ def out_size(size, k, stride, dilation, same):
     return max((size - eff) // stride + 1, 0)
 
 
+def check_padded(op, x, pads, dtype):
+    """The padded input a window op reads, (top, bottom, left, right) around x's NHWC shape, counted before anything
+    makes it: past int64 TF's overflow InvalidArgumentError, past the machine's memory ResourceExhaustedError (a
+    SAME window of 2**62 taps made MLIR assert on the padded type's size, and its loops never end)."""
+    t, b, left, r = pads
+    shape = (x[0], None if x[1] is None else x[1] + t + b, None if x[2] is None else x[2] + left + r, x[3])
+    try:
+        check_size(shape, dtype)
+        check_memory(TensorType(shape, dtype))
+    except OpError as e:
+        raise type(e)(f"{e} (the padded input of {op}: input {pretty(x)}, padding {list(pads)}) [Op:{op}]") from None
+
+
+def _same_padding(x, windows, strides, dilations):
+    """(top, bottom, left, right) of TF's SAME padding (0 for a dim whose size is known only at run time)."""
+    out = []
+    for size, k, s, d in zip(x[1:3], windows, strides, dilations):
+        out += [0, 0] if size is None else list(same_pads(size, k, s, d)[:2])
+    return tuple(out)
+
+
+def _nonempty_window(w, op):
+    """TF's error for a filter of height or width 0: its window would cover no input (an output larger than the
+    input, all zeros)."""
+    if 0 in w.shape[:2]:
+        raise InvalidArgumentError(f"filter must not have zero elements (i.e. all dimensions must be non-zero), got "
+                                   f"{pretty(w.shape)} [Op:{op}]")
+
+
 def _conv_infer(types, attrs):
     x, w = types
     dt = rules.same_dtype("Conv2D", types)
@@ -37,7 +67,10 @@ def _conv_infer(types, attrs):
                                    f"{w.shape[2]} [Op:Conv2D]")
     if None in w.shape[:2]:
         raise InvalidArgumentError(f"the filter's spatial size must be static, got {pretty(w.shape)} [Op:Conv2D]")
+    _nonempty_window(w, "Conv2D")
     (sh, sw), (dh, dw), same = attrs["strides"], attrs["dilations"], attrs["same"]
+    if same:
+        check_padded("Conv2D", x.shape, _same_padding(x.shape, w.shape[:2], (sh, sw), (dh, dw)), dt)
     for i, (k, d) in enumerate(((w.shape[0], dh), (w.shape[1], dw))):
         size = x.shape[1 + i]
         if not same and size is not None and size < (k - 1) * d + 1:
@@ -91,6 +124,8 @@ def _pool_check(name, x, attrs):
     if min(kh, kw, sh, sw) < 1:
         raise InvalidArgumentError(f"ksize and strides must be positive, got {list(attrs['ksize'])} and "
                                    f"{list(attrs['strides'])} [Op:{name}]")
+    if same:
+        check_padded(name, x.shape, _same_padding(x.shape, (kh, kw), (sh, sw), (1, 1)), x.dtype)
     oh, ow = pool_geometry(x.shape[1], kh, sh, same)[2], pool_geometry(x.shape[2], kw, sw, same)[2]
     if oh < 1 or ow < 1:
         raise InvalidArgumentError(f"Computed output size would be negative: input {pretty(x.shape)}, window "
@@ -187,8 +222,10 @@ def _depthwise_infer(types, attrs):
     if None in (w.shape[0], w.shape[1], w.shape[3]):
         raise InvalidArgumentError(f"the filter's spatial size and channel multiplier must be static, got "
                                    f"{pretty(w.shape)} [Op:{op}]")
+    _nonempty_window(w, op)
     (sh, sw), (dh, dw), same = attrs["strides"], attrs["dilations"], attrs["same"]
     t, b, left, r = attrs["pads"]
+    check_padded(op, x.shape, _same_padding(x.shape, w.shape[:2], (sh, sw), (dh, dw)) if same else (t, b, left, r), dt)
     out = []
     for i, (k, s, d, extra) in enumerate(((w.shape[0], sh, dh, t + b), (w.shape[1], sw, dw, left + r))):
         size = x.shape[1 + i]

@@ -28,6 +28,11 @@ def nd_index_depth(indices, rank, tf_op, too_deep):
     return k
 
 
+def index_rows(indices):
+    """indices as [n, k] rows of its last dim (reshape(-1, k) cannot infer n when k is 0)."""
+    return indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), indices.shape[-1])
+
+
 def check_index_rows(rows, shape, tf_op, what="shape"):
     """InvalidArgumentError naming the first of `rows` (index rows, [n, k]) with an index outside `shape`."""
     rows = rows.astype(np.int64)
@@ -50,7 +55,7 @@ def _gather_nd_infer(types, attrs):
 def _gather_nd_kernel(arrays, attrs):
     params, indices = arrays
     k = indices.shape[-1]
-    rows = indices.reshape(-1, k)
+    rows = index_rows(indices)
     check_index_rows(rows, params.shape, "GatherNd", "param shape")
     picked = params[tuple(rows.T)] if k else np.broadcast_to(params, (len(rows),) + params.shape)
     return np.ascontiguousarray(picked.reshape(indices.shape[:-1] + params.shape[k:]))

@@ -3,7 +3,7 @@ with slices replaced at indices, or with slices added to it (repeated indices ad
 import numpy as np
 
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.ops_gather_nd import check_index_dtype, check_index_rows, nd_index_depth
+from tfn.dialects.ops_gather_nd import check_index_dtype, check_index_rows, index_rows, nd_index_depth
 from tfn.dialects.ops_shape import shape_str
 from tfn.dialects.optable import define
 from tfn.dialects.types import TensorType
@@ -34,7 +34,7 @@ def _scatter_kernel(arrays, attrs, add=False):
     tensor, indices, updates = arrays
     k = indices.shape[-1]
     out = tensor.copy()
-    rows = indices.reshape(-1, k).astype(np.int64)
+    rows = index_rows(indices).astype(np.int64)
     ups = updates.reshape((rows.shape[0],) + tensor.shape[k:])
     check_index_rows(rows, tensor.shape, "TensorScatterAdd" if add else "TensorScatterUpdate")
     if not len(rows):

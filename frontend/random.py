@@ -19,6 +19,7 @@ from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.dialects.ops_random import blocks_of
+from tfn.dialects.types import check_size
 from tfn.ops import array_ops, math_ops, reduction_ops, shape_ops, sort_ops
 from tfn.ops.slicing_ops import gather
 from tfn.state.variables import Variable, init_scope
@@ -110,6 +111,7 @@ def _draw_shape(shape, op):
             raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got {shape!r} [Op:{op}]")
         else:
             raise TypeError(f"{op}: each size of the shape must be an int or a scalar int tensor, got {d!r}")
+    check_size([d for d in sizes if d >= 0], dtypes.int64)  # (TF's overflow error before the count of draws)
     return sizes, dims
 
 
@@ -180,6 +182,9 @@ def _unit(shape, words):
     return math_ops.cast(math_ops.floordiv(words(shape), 512), dtypes.float32) * np.float32(2.0**-23)
 
 
+_UNIFORM_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+
+
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform numbers in [minval, maxval) (`tf.random.uniform`; maxval defaults to 1 for floats)."""
     return _uniform(_draw_shape(shape, "RandomUniform"), minval, maxval, dtype, _stateful(seed))
@@ -193,10 +198,15 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
 
 def _uniform(dims, minval, maxval, dtype, words):
     dtype = dtypes.as_dtype(dtype)
+    if dtype not in _UNIFORM_DTYPES:
+        raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are "
+                         f"{', '.join(d.name for d in _UNIFORM_DTYPES)}.")
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype")
         lo, hi = int(minval), int(maxval)
+        if lo >= hi:  # (a draw modulo max(hi - lo, 1) was minval every time)
+            raise InvalidArgumentError(f"Need minval < maxval: {lo} >= {hi} [Op:RandomUniformInt]")
         draw = math_ops.floormod(words(dims), max(hi - lo, 1)) + lo
         return math_ops.cast(draw, dtype)
     maxval = 1.0 if maxval is None else maxval
@@ -215,7 +225,17 @@ def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, na
     return _normal(_draw_shape(shape, op), mean, stddev, dtype, _Stateless(seed, op))
 
 
+def _float_dtype(dtype):
+    """A normal draw's dtype, checked: an integer cast of normal draws is mostly 0 and +-1."""
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
+                        "values: float16, float32, float64")
+    return dtype
+
+
 def _normal(dims, mean, stddev, dtype, words):
+    _float_dtype(dtype)
     u1 = 1.0 - _unit(dims, words)  # in (0, 1]: log stays finite
     u2 = _unit(dims, words)
     z = math_ops.sqrt(-2.0 * math_ops.log(u1)) * math_ops.cos(u2 * np.float32(2 * _pymath.pi))
@@ -237,6 +257,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.f
 
 
 def _truncated(dims, mean, stddev, dtype, words):
+    _float_dtype(dtype)
     z = _normal(dims, 0.0, 1.0, dtypes.float32, words)
     for _ in range(4):
         z = math_ops.where(math_ops.abs(z) > 2.0, _normal(dims, 0.0, 1.0, dtypes.float32, words), z)

@@ -75,6 +75,10 @@ def candidate(op):
         return total is not None and kept >= MIN_ROW and total < MIN_WORK
     if dims != list(range(dims[0], rank)):
         return False
+    if sum(d == ir.ShapedType.get_dynamic_size() for d in shape[:dims[0]]) > 1:
+        # the rows' results are expanded back to the kept dims, and memref.expand_shape allows one dynamic size per
+        # group (expand-strided-metadata asserts, aborting the process): those stay on linalg's loops
+        return False
     n = _static_product(shape[dims[0]:])
     return n is None or n >= MIN_ROW
 

@@ -71,18 +71,36 @@ _ABORTING = [(re.compile(r"\barray\s*<\s*index\b"),
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
+# MLIR's parser, verifier, printer and passes recurse once per level of nested regions, types and attributes: a few
+# thousand levels overflow the stack (a segfault, measured from ~4,000 nested regions on an 8 MiB stack). Nesting
+# deeper than this is rejected before the text reaches the parser; real IR nests a few dozen levels.
+MAX_NESTING = 1000
+_BRACKET = re.compile(r"[(\[{<]|[)\]}]|(?<!-)>(?!=)")  # (`->` and `>=` close nothing)
+
+
 def aborting_syntax(name, first, lines):
     """Diagnostics for the constructs in a chunk (starting at line `first`) that MLIR's parser would abort on
     instead of reporting: one error at the first such place, outside string literals and comments."""
     code = "\n".join(_STRING.sub(lambda m: " " * len(m.group()), line).split("//")[0] for line in lines)
+
+    def error(at, message):
+        line = code.count("\n", 0, at)
+        col = at - (code.rfind("\n", 0, at) + 1) + 1
+        where = (name, first + line, col)
+        return [diagnostics.Diag("error", message, *where, f'loc("{name}":{where[1]}:{col})')]
     for pattern, message in _ABORTING:
         found = pattern.search(code)
         if found:
-            at = found.start("at" if "at" in pattern.groupindex else 0)
-            line = code.count("\n", 0, at)
-            col = at - (code.rfind("\n", 0, at) + 1) + 1
-            where = (name, first + line, col)
-            return [diagnostics.Diag("error", message, *where, f'loc("{name}":{where[1]}:{col})')]
+            return error(found.start("at" if "at" in pattern.groupindex else 0), message)
+    depth = 0
+    for found in _BRACKET.finditer(code):
+        if found.group() in "([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                return error(found.start(), f"regions, types or attributes nested more than {MAX_NESTING} levels "
+                                            "deep (MLIR's recursive parser would overflow the stack)")
+        else:
+            depth = max(depth - 1, 0)
     return []
 
 

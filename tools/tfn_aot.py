@@ -66,6 +66,8 @@ def load_function(target):
             raise UsageError(f"no such file: {where}")
         name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(where))[0])
         spec = importlib.util.spec_from_file_location(name, where)
+        if spec is None:  # (not a Python source file: no loader for it)
+            raise UsageError(f"expected a Python file (FILE.py:NAME), got {where}")
         module = importlib.util.module_from_spec(spec)
         sys.path.insert(0, os.path.dirname(os.path.abspath(where)))  # its own imports, as `python FILE.py`
         sys.modules[name] = module

@@ -137,8 +137,8 @@ def _pipeline_error(message):
 
 def _read(path):
     try:
-        if path == "-":
-            return sys.stdin.read(), "<stdin>"
+        if path == "-":  # UTF-8 as a file is read (the locale's text stream kept bad bytes as surrogates)
+            return sys.stdin.buffer.read().decode("utf-8"), "<stdin>"
         with open(path, encoding="utf-8") as f:
             return f.read(), path
     except (OSError, UnicodeDecodeError) as e:

@@ -17,7 +17,10 @@ from tfn.core import graph as graph_mod
 # `import tfn`); installed packages are found by their site-packages / dist-packages folder (is_library).
 _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,) + graph_mod._TFN_DIRS
 _converted = weakref.WeakKeyDictionary()  # function -> converted function (itself when not convertible)
-_templates = {}  # code object -> (converted code object, converted FunctionDef) or (None, reason)
+# (code object, its file) -> (converted code object, converted FunctionDef) or (None, reason). Code objects compare
+# equal without their file: the same function at the same lines of two files would share one converted code, and
+# its errors would name the other file.
+_templates = {}
 _do_not_convert = weakref.WeakSet()
 
 
@@ -89,8 +92,12 @@ def _instantiate(fn, code):
     return out
 
 
+def _template_key(fn):
+    return fn.__code__, fn.__code__.co_filename
+
+
 def _template(fn):
-    key = fn.__code__
+    key = _template_key(fn)
     if key not in _templates:
         try:
             node = _converted_ast(fn)
@@ -291,7 +298,7 @@ def function_source(fn):
     code, detail = _template(fn)
     if code is None:
         raise ConversionError(f"cannot convert {fn.__qualname__}: {detail or 'generators are not converted'}")
-    node = _templates[fn.__code__][1]
+    node = _templates[_template_key(fn)][1]
     shown = ast.FunctionDef(name="tf__" + fn.__name__.replace("<lambda>", "lambda"), args=node.args,
                             body=node.body, decorator_list=[], returns=None, type_params=[])
     return ast.unparse(ast.fix_missing_locations(shown)) + "\n"

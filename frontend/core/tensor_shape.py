@@ -1,4 +1,19 @@
 """TensorShape: a shape whose dimensions may be unknown (None)."""
+import operator
+
+
+def _dim(value):
+    """A dimension as TF's Dimension takes it: None, or an integer (2.5 was truncated to 2, 'a' a ValueError)."""
+    if value is None:
+        return None
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"Dimension value must be integer or None or have an __index__ method, got value "
+                        f"'{value!r}' with type '{type(value)}'") from None
+    if value < 0:
+        raise ValueError(f"Dimension {value} must be >= 0")
+    return value
 
 
 class TensorShape:
@@ -9,7 +24,7 @@ class TensorShape:
     def __init__(self, dims):
         if isinstance(dims, TensorShape):
             dims = dims._dims
-        self._dims = None if dims is None else tuple(None if d is None else int(d) for d in dims)
+        self._dims = None if dims is None else tuple(_dim(d) for d in dims)
 
     @property
     def rank(self):

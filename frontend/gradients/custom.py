@@ -26,13 +26,14 @@ def custom_gradient(f=None):
         tapes = recording.tapes_here()
         if not tapes:
             return nest.pack_sequence_as(result, outs)
-        inputs = [x for x in nest.flatten((args, kwargs)) if isinstance(x, TensorBase)]
+        # a variable passed as an argument is an input, as a tensor is (its gradient is grad_fn's dx for it)
+        inputs = [x for x in nest.flatten((args, kwargs)) if isinstance(x, (TensorBase, Variable))]
         used = _variables(reads, inputs)
         if used and "variables" not in inspect.signature(grad_fn).parameters:
             raise TypeError("If using @custom_gradient with a function that uses variables, then grad_fn must "
                             "accept a keyword argument 'variables'.")
         for tape in tapes:
-            for v in used:
+            for v in used + [x for x in inputs if isinstance(x, Variable) and x.trainable]:
                 if tape._watch_accessed_variables:
                     tape._watch_variable(v)
         tensors = [y for y in outs if isinstance(y, TensorBase)]

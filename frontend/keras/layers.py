@@ -81,6 +81,7 @@ class Layer(Module):
             inputs = tf.convert_to_tensor(inputs)
             if inputs.dtype.is_floating and inputs.dtype != tf.float32:
                 inputs = tf.cast(inputs, tf.float32)  # Keras autocasts float inputs to the layer's float32
+        self._check_rank(inputs)
         if not self.built:
             shape = _shape_of(inputs)
             self._build_on_first_call(shape)
@@ -93,6 +94,20 @@ class Layer(Module):
         if hasattr(outputs, "shape"):
             self._output_shape = (None, *tuple(outputs.shape)[1:]) if len(outputs.shape) else ()
         return outputs
+
+    # Keras's InputSpec rank: the rank the layer's inputs must have (ndim) or at least (min_ndim); None: any
+    input_ndim = input_min_ndim = None
+
+    def _check_rank(self, inputs):
+        rank = len(inputs.shape) if hasattr(inputs, "shape") and inputs.shape.rank is not None else None
+        if rank is None:
+            return
+        for want, bad, what in ((self.input_ndim, rank != self.input_ndim, "ndim"),
+                                (self.input_min_ndim, self.input_min_ndim is not None and rank < self.input_min_ndim,
+                                 "min_ndim")):
+            if want is not None and bad:
+                raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected '
+                                 f"{what}={want}, found ndim={rank}. Full shape received: {tuple(inputs.shape)}")
 
     @property
     def output_shape(self):
@@ -192,6 +207,8 @@ def Input(shape=None, batch_size=None, name=None):  # noqa: N802  (Keras's spell
 class Dense(Layer):
     """activation(inputs @ kernel + bias) over the last axis."""
 
+    input_min_ndim = 2
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", **kwargs):
         super().__init__(**kwargs)
@@ -223,6 +240,8 @@ class Dense(Layer):
 
 class Conv2D(Layer):
     """2-D convolution of NHWC inputs (tfn.nn.conv2d), plus bias, then the activation."""
+
+    input_ndim = 4
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -256,6 +275,8 @@ class Conv2D(Layer):
 class DepthwiseConv2D(Layer):
     """Depthwise 2-D convolution of NHWC inputs (tfn.nn.depthwise_conv2d): each input channel is convolved with its
     own depth_multiplier filters (kernel [kh, kw, in, depth_multiplier]), plus bias, then the activation."""
+
+    input_ndim = 4
 
     def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
@@ -292,6 +313,7 @@ class DepthwiseConv2D(Layer):
 
 
 class _Pooling2D(Layer):
+    input_ndim = 4
     kind = None
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
@@ -322,6 +344,8 @@ MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
 
 class GlobalAveragePooling2D(Layer):
     """The mean over height and width: (N, H, W, C) -> (N, C)."""
+
+    input_ndim = 4
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)

@@ -2,6 +2,7 @@
 axis), the value `keras.losses.<name>` and `keras.metrics.<name>` give."""
 from tfn.keras import activations
 from tfn.keras._ops import tf
+from tfn.ops.nn_ops import checked_labels
 
 EPSILON = 1e-7  # Keras's backend.epsilon()
 
@@ -140,7 +141,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     if len(y_true.shape) == len(y_pred.shape):
         y_true = tf.squeeze(y_true, axis=-1)
     depth = tuple(y_pred.shape)[-1]
-    onehot = tf.one_hot(tf.cast(y_true, "int32"), depth, dtype=y_pred.dtype)
+    onehot = tf.one_hot(checked_labels(tf.cast(y_true, "int32"), depth), depth, dtype=y_pred.dtype)
     return -tf.reduce_sum(onehot * _log_probs(y_pred, from_logits), axis=-1)
 
 

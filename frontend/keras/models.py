@@ -306,6 +306,25 @@ def num_rows(x):
     return len(x[0]) if isinstance(x, (list, tuple)) else len(x)
 
 
+def _check_rows(x, y):
+    """The number of samples of the arrays x and y (a list or tuple: several inputs), Keras's ValueError when one is
+    not an array of samples or their first dims differ (rows past the shortest array were an IndexError)."""
+    sizes = {}
+    for name, value in (("x", x), ("y", y)):
+        if value is None:
+            continue
+        for a in (value if isinstance(value, (list, tuple)) else [value]):
+            shape = np.shape(a)
+            if not shape or isinstance(a, (str, bytes)):
+                raise ValueError(f"Unrecognized data type: {name}={value!r} (of type {type(value)}): expected "
+                                 "arrays or tensors with the samples along their first dimension")
+            sizes.setdefault(name, []).append(shape[0])
+    if len({n for ns in sizes.values() for n in ns}) > 1:
+        raise ValueError("Data cardinality is ambiguous. Make sure all arrays contain the same number of samples. "
+                         + " ".join(f"'{k}' sizes: {', '.join(map(str, v))}" for k, v in sizes.items()))
+    return sizes["x"][0]
+
+
 def num_batches(x, batch_size):
     """The number of batches of an epoch; None for a dataset of unknown or infinite length."""
     if isinstance(x, Dataset):
@@ -344,7 +363,7 @@ def _global_batches(x, y, batch_size, shuffle, targets, strategy):
     if isinstance(x, Dataset):
         yield from dataset_batches(x, targets)
         return
-    n, size = num_rows(x), batch_size or 32
+    n, size = _check_rows(x, y), batch_size or 32
     order = tfn_random.numpy_generator().permutation(n) if shuffle else np.arange(n)
     if strategy is not None:
         order = strategy.broadcast_order(order)  # every replica walks the same global batches

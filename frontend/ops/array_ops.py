@@ -14,7 +14,7 @@ from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tenso
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import ops, ops_shape
 from tfn.dialects.errors import InvalidArgumentError
-from tfn.dialects.types import TensorType
+from tfn.dialects.types import TensorType, check_memory
 from tfn.ops import reshape_runtime
 from tfn.ops.math_ops import identity
 
@@ -140,7 +140,8 @@ def concat(values, axis, name="concat"):
     if len(values) == 1:
         return identity(convert_to_tensor(values[0]))
     ts = tensors(*values)
-    ops_shape.concat_type([_type(t) for t in ts], axis)  # TF's errors, naming positions in the whole list
+    result = ops_shape.concat_type([_type(t) for t in ts], axis)  # TF's errors, naming positions in the list
+    check_memory(result)  # (before the tree: its levels, all alive at once, would take the machine's memory)
     while len(ts) > 1:  # a balanced tree of binary concats: each element is copied O(log n) times eagerly
         pairs = [apply("concat", ts[i:i + 2], {"axis": axis}) for i in range(0, len(ts) - 1, 2)]
         ts = pairs + ts[len(ts) - len(ts) % 2:]

@@ -69,6 +69,9 @@ def _fill_runtime(shape, value):
         dims = [shape[i] for i in np.arange(shape._shape[0]).tolist()]  # (`range` here is tfn.range)
     else:
         dims = list(shape)
+    for d in dims:  # (a float size made a float range: tfn.fill([2.0], v) gave two elements)
+        if isinstance(d, TensorBase) and (d.ndim != 0 or not d.dtype.is_integer):
+            raise TypeError(f"Fill: the shape must be an int or a list of ints, got {shape!r}")
     probe = None
     for axis, d in enumerate(dims):
         n = convert_to_tensor(d) if isinstance(d, TensorBase) else convert_to_tensor(int(d), dtypes.int32)
@@ -160,8 +163,11 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         at = indices.ndim if axis is None or int(axis) == -1 else int(axis)
         along = [1] * (indices.ndim + 1)
         along[at] = -1
-        positions = array_ops.reshape(range(cast(depth, indices.dtype)), along)
-        hot = math_ops.equal(array_ops.expand_dims(indices, at), positions)
+        depth = cast(depth, dtypes.int64)  # (int32 indices' dtype would wrap a depth past 2**31 - 1)
+        depth = apply(ops.check, [depth, math_ops.greater_equal(depth, _scalar(0, dtypes.int64)), depth],
+                      {"message": "depth must be non-negative, got: {0} [Op:OneHot]"})
+        positions = array_ops.reshape(range(depth), along)
+        hot = math_ops.equal(array_ops.expand_dims(cast(indices, dtypes.int64), at), positions)
         return math_ops.where(hot, on, off)
     return apply("one_hot", [indices, on, off], {"depth": depth, "axis": -1 if axis is None else int(axis)})
 

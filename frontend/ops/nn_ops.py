@@ -6,6 +6,7 @@ from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
+from tfn.dialects.ops_conv import check_padded
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, slicing_ops
 
 
@@ -127,7 +128,21 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     if rank is not None and x.shape.rank is not None and rank != x.shape.rank - 1:
         raise ValueError(f"Rank mismatch: Rank of labels (received {rank}) should equal rank of logits minus 1 "
                          f"(received {x.shape.rank}).")
+    classes = x.shape.as_list()[-1] if x.shape.rank is not None else None
+    if classes is not None:  # TF's message naming the label (the gather's would name GatherV2's indices)
+        y = checked_labels(y, classes)
     return -slicing_ops.gather(log_softmax(x), y, axis=rank, batch_dims=rank)
+
+
+def checked_labels(labels, classes):
+    """Class labels, checked to lie in [0, classes) when the op runs (TF's SparseSoftmaxXentWithLogits error on
+    CPU; Keras's sparse categorical crossentropy checks its labels with it too)."""
+    labels = convert_to_tensor(labels)
+    valid = math_ops.logical_and(math_ops.greater_equal(labels, 0), math_ops.less(labels, classes))
+    outside = math_ops.where(valid, fill_ops.zeros_like(labels) + np.iinfo(labels.dtype.np).min, labels)
+    bad = math_ops.cast(reduction_ops.reduce_max(outside), "int64")
+    return apply(ops.check, [labels, reduction_ops.reduce_all(valid), bad, convert_to_tensor(classes, "int64")],
+                 {"message": "Received a label value of {0} which is outside the valid range of [0, {1})."})
 
 
 def _pad_axis(x, axis, before, after, value):
@@ -163,6 +178,7 @@ def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
         raise ValueError(f"Computed output size would be negative: input {x.shape}, window {(kh, kw)}, VALID padding")
     if kind == "max":
         return apply(ops.max_pool2d, [x], {"ksize": (kh, kw), "strides": (sh, sw), "same": same})
+    check_padded("AvgPool", tuple(x.shape), (pt, pb, pl, pr), x.dtype)
     xp = _pad_axis(_pad_axis(x, 1, pt, pb, 0.0), 2, pl, pr, 0.0)
     out = None
     for i in range(kh):

@@ -9,6 +9,7 @@ from tfn.core.api import export
 from tfn.core.dispatch import tensors
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
 from tfn.dialects import rules
+from tfn.dialects.types import TensorType, check_memory
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops
 from tfn.ops.composite import norm_axis, require_dtype, user_error
 
@@ -69,6 +70,7 @@ def linspace(start, stop, num, name=None, axis=0):
     along[at] = -1
     pieces = [first]
     if n > 2:
+        check_memory(TensorType((n - 2,), dtypes.int64))  # (the positions, before NumPy allocates them)
         mid = array_ops.reshape(convert_to_tensor(np.arange(1, n - 1), start.dtype), along)
         pieces.append(first + delta * mid)
     if n > 1:

@@ -4,7 +4,9 @@ import numpy as np
 
 from tfn import dtypes
 from tfn.core.api import export
+from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, Tensor, TensorBase, convert_to_tensor, known
+from tfn.dialects import ops
 from tfn.dialects.errors import InvalidArgumentError
 from tfn.ops import array_ops, math_ops, shape_ops
 from tfn.ops.composite import norm_axis, user_error
@@ -57,6 +59,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         if num is not None and int(num) != len(sizes):
             raise user_error(ValueError(f"Split: num={num} but {len(sizes)} sizes were given"))
         sizes = _fill_unknown(sizes, n, axis)
+        if n is None:
+            x = _check_sizes_fit(x, axis, sizes)
     out, at = [], 0
     for k, s in enumerate(sizes):
         if s is None:  # the -1 piece of a dynamic dim: everything up to the pieces after it
@@ -91,6 +95,20 @@ def _fill_unknown(sizes, n, axis):
                                               f"along split_dim if not fully specified.  Got: {known_total} "
                                               f"(sizes {sizes}, dim {axis} of size {n}) [Op:SplitV]"))
     return sizes
+
+
+def _check_sizes_fit(x, axis, sizes):
+    """x, checked when the function runs: its dynamic dim `axis` is the sum of the sizes, or at least that with a
+    -1 (None) piece (TF's SplitV error; the slices alone would clamp and cut silently)."""
+    total = sum(s for s in sizes if s is not None)
+    count = shape_ops.shape(x, dtypes.int64)[axis]
+    want = convert_to_tensor(total, dtypes.int64)
+    fits = math_ops.greater_equal(count, want) if None in sizes else math_ops.equal(count, want)
+    shown = [-1 if s is None else s for s in sizes]
+    return apply(ops.check, [x, fits, count], {"message": (
+        f"Determined shape must either match input shape along split_dim exactly if fully specified, or be less "
+        f"than the size of the input along split_dim if not fully specified.  Got: {total} (sizes {shown}, dim "
+        f"{axis} of size {{0}}) [Op:SplitV]")})
 
 
 @export("reverse")

@@ -243,6 +243,9 @@ class TensorArray:
             n = convert_to_tensor(rows, dtypes.int32) if rows is not None else _leading_dim(value)
             ta._size, ta._cap = n, n
         else:
+            size = None if self._size is None else _static_int(self._size)
+            if rows is not None and size is not None and rows > size:  # (TF's check; the rows past it were kept)
+                raise ValueError(f"Cannot unstack {rows} tensors into a TensorArray of static size {size}")
             ta._size = rows if rows is not None else _leading_dim(value)
         return ta
 

@@ -389,8 +389,19 @@ def _output_leaves(name, graph, outputs):
         elif isinstance(leaf, Tensor):
             out_leaves.append(("const", leaf))
         else:
-            out_leaves.append(("const", eager_constant(leaf)))  # a Python output: as it is
+            out_leaves.append(("const", _constant_output(name, leaf)))  # a Python output: as it is
     return out_leaves, results
+
+
+def _constant_output(name, leaf):
+    """A Python value the function returns, as a constant tensor; TF's TypeError for one no tensor can hold (a
+    generator, a coroutine, any object), not the conversion's message about a string tensor."""
+    try:
+        return eager_constant(leaf)
+    except (TypeError, ValueError):
+        raise TypeError(f"To be compatible with tfn.function, Python functions must return zero or more Tensors or "
+                        f"None values; in compilation of {name}, found return value of type {type(leaf)}, which is "
+                        "not a Tensor.") from None
 
 
 def _output_type(outputs):

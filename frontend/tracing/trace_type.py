@@ -38,6 +38,11 @@ class _Atom(TraceType):
         return self if all(self == o for o in others) else None
 
 
+def _is_nan(value):
+    """Whether a Python value is a float NaN: equal to no value, not even itself, yet the same argument type."""
+    return isinstance(value, float) and value != value
+
+
 class Literal(_Atom):
     """The type of a hashable Python value: that value only (`Literal[2]`)."""
 
@@ -50,10 +55,11 @@ class Literal(_Atom):
         return self.value
 
     def __eq__(self, other):
-        return type(other) is Literal and type(self.value) is type(other.value) and self.value == other.value
+        return type(other) is Literal and type(self.value) is type(other.value) and (
+            self.value == other.value or (_is_nan(self.value) and _is_nan(other.value)))
 
-    def __hash__(self):
-        return hash((type(self.value), self.value))
+    def __hash__(self):  # (a NaN's hash is its object's: every NaN hashes alike here)
+        return hash((type(self.value), "nan" if _is_nan(self.value) else self.value))
 
     def __repr__(self):
         return f"Literal[{self.value!r}]"

@@ -82,12 +82,15 @@ def _range_size(dt, start, limit, delta):
              (arith.andi(down, cmp("lt", start, limit)), 2)]
     i64 = ir.IntegerType.get_signless(64)
     if dt.is_integer:
-        wide = [v if ir.IntegerType(v.type).width == 64 else arith.extsi(i64, v) for v in (start, limit, delta)]
-        diff, step = arith.subi(wide[1], wide[0]), wide[2]
-        # delta 0 is an error and INT64_MIN / -1 traps on x86: divide by 1 there (-1: negate, wrapping)
-        minus_one = arith.cmpi(arith.CmpIPredicate.eq, step, arith.constant(i64, -1))
-        safe = arith.select(arith.ori(kinds[0][0], minus_one), arith.constant(i64, 1), step)
-        count = arith.select(minus_one, arith.subi(arith.constant(i64, 0), diff), arith.ceildivsi(diff, safe))
+        lo, hi, step = [v if ir.IntegerType(v.type).width == 64 else arith.extsi(i64, v) for v in (start, limit, delta)]
+        # the distance and step in the range's direction, unsigned: |limit - start| reaches 2**64 - 1 (int64 would
+        # wrap: range(-2**63, 2**63 - 1, 2**62) counted 0 elements), |INT64_MIN| is 2**63; a delta of 0 (an
+        # error) divides by 1. A count past INT64_MAX is INT64_MAX: more than memory holds.
+        up64 = arith.cmpi(arith.CmpIPredicate.sgt, step, arith.constant(i64, 0))
+        distance = arith.select(up64, arith.subi(hi, lo), arith.subi(lo, hi))
+        stride = arith.select(up64, step, arith.subi(arith.constant(i64, 0), step))
+        safe = arith.select(kinds[0][0], arith.constant(i64, 1), stride)
+        count = arith.minui(arith.ceildivui(distance, safe), arith.constant(i64, 2 ** 63 - 1))
     else:
         q = math.ceil(math.absf(arith.divf(arith.subf(limit, start), delta)))
         finite = arith.andi(cmp("ge", q, zero), cmp("lt", q, s.const(dt, 2.0 ** 62)))

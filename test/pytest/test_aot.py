@@ -345,6 +345,7 @@ def test_cli_compiles_a_function_of_a_file(tmp_path):
 
 def test_cli_errors(tmp_path):
     (tmp_path / "m.py").write_text("import tfn\n\ndef f(x):\n    return x + 1\n")
+    (tmp_path / "m.mlir").write_text("func.func @f() { return }\n")
     for args, message in [
         (["m.py:f"], "has no input_signature: give its arguments' types with --signature"),
         (["m.py:g", "-s", "float32[2]"], "m.py has no 'g'"),
@@ -352,6 +353,8 @@ def test_cli_errors(tmp_path):
         (["m.py:f", "-s", "float99[2]"], "unknown dtype 'float99'"),
         (["nope.py:f", "-s", "float32[2]"], "no such file: nope.py"),
         (["m.py", "-s", "float32[2]"], "expected FILE.py:NAME or module:NAME"),
+        # a file with a path that is not Python source: no loader (was "'NoneType' object has no attribute 'loader'")
+        (["./m.mlir:f", "-s", "float32[2]"], "expected a Python file (FILE.py:NAME), got ./m.mlir"),
     ]:
         rc, out, err = _cli(*args, cwd=tmp_path)
         assert rc == 1 and err.startswith("tfn-aot: error: ") and message in err, (args, err)

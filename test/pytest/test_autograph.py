@@ -403,3 +403,21 @@ def test_converted_functions_run_eagerly_as_python():
     finally:
         tfn.config.run_functions_eagerly(False)
     assert sys.modules["tfn.autograph"].to_graph(f)(tfn.constant(-3)).numpy() == -3
+
+
+def test_the_same_function_in_two_files_names_its_own_file(tmp_path):
+    """Code objects compare equal without their file name: the converted code of the same function at the same
+    lines of another file was reused, and tracebacks and errors raised while tracing named that other file."""
+    import importlib.util
+    source = "import tfn\n\n\n@tfn.function\ndef g(x):\n    if x.shape[0] > 1:  # (converted: it has an if)\n" \
+             "        raise KeyError(x.shape)\n    return x\n"
+    for name in ("first_copy", "second_copy"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with pytest.raises(Exception) as caught:
+            module.g(tfn.ones([3]))
+        files = [frame.filename for frame in traceback.extract_tb(caught.value.__traceback__)]
+        assert str(path) in files and not any(f.endswith("copy.py") and f != str(path) for f in files), files

@@ -90,6 +90,24 @@ def test_dynamic_dims_and_run_time_shift():
     np.testing.assert_array_equal(band.numpy(), np.triu(X))
 
 
+@pytest.mark.parametrize("sizes, fits", [([1, 1], False), ([5, -1], False), ([1, 3], True), ([4, -1], True)])
+def test_split_sizes_checked_against_a_run_time_dim(sizes, fits):
+    """Sizes that do not add up to a dim known only when the function runs raise TF's SplitV error naming the
+    user's line, instead of slices clamped to the dim."""
+    x = np.arange(12.0).reshape(3, 4)
+    f = tfn.function(lambda v: tfn.split(v, sizes, 1), input_signature=[tfn.TensorSpec([None, None], tfn.float64)])
+    if fits:
+        pieces = f(tfn.constant(x))
+        cuts = np.cumsum([s if s != -1 else 4 - sum(sizes) - 1 for s in sizes])[:-1]
+        for piece, want in zip(pieces, np.split(x, cuts, 1)):
+            np.testing.assert_array_equal(piece.numpy(), want)
+        return
+    with pytest.raises(tfn.errors.InvalidArgumentError,
+                       match=r"(?s)Determined shape must either match.*dim 1 of size 4\) \[Op:SplitV\].*"
+                             r"test_composite_array.py"):
+        f(tfn.constant(x))
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 37])
 def test_scan_of_a_run_time_length(n):
     f = tfn.function(lambda a: (tfn.cumsum(a, 1), tfn.math.cumprod(a, -1, reverse=True),

@@ -242,6 +242,10 @@ def test_tensor_array_errors():
         ta.write(0, [1.0]).write(1, [1.0, 2.0])
     with pytest.raises(ValueError, match="Size must be provided"):
         tfn.TensorArray(tfn.float32)
+    # more rows than a static size: TF's error (the rows past the size were kept, a 3-element stack of a size-2 array)
+    for unstack in (lambda: ta.unstack(tfn.ones([3])).stack(), tfn.function(lambda: ta.unstack(tfn.ones([3])).stack())):
+        with pytest.raises(ValueError, match="Cannot unstack 3 tensors into a TensorArray of static size 2"):
+            unstack()
 
 
 def test_guide_dynamic_rnn_with_while_loop():

@@ -257,6 +257,88 @@ def test_tfn_opt_rejects_a_malformed_linalg_permutation(tmp_path, attr, ok):
         assert "permutation.mlir:3:78: error: expected a list of integers in brackets" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("kind", ["attribute", "regions", "types"])
+def test_tfn_opt_rejects_nesting_that_would_overflow_the_parser_stack(tmp_path, kind):
+    # MLIR's parser (and verifier, printer, passes) recurse per level: ~10,000 nested brackets of an attribute,
+    # ~4,000 nested regions or ~6,000 nested types segfaulted tfn-opt.
+    n = 20000
+    if kind == "attribute":
+        text = "func.func @f() attributes {a = " + "[" * n + "]" * n + "} {\n  return\n}\n"
+    elif kind == "types":
+        text = "func.func @f(%a: " + "!llvm.array<2 x " * n + "i8" + ">" * n + ") {\n  return\n}\n"
+    else:
+        text = "func.func @f(%c: i1) {\n" + "scf.if %c {\n" * n + "}\n" * n + "  return\n}\n"
+    src = tmp_path / "deep.mlir"
+    src.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "deep.mlir:" in done.stderr and "nested more than 1000 levels deep" in done.stderr, done.stderr[-2000:]
+    shallow = "func.func @f(%c: i1) -> i32 {\n" + "scf.if %c {\n" * 200 + "}\n" * 200 + \
+        "  %0 = arith.constant 0 : i32\n  return %0 : i32\n}\n"
+    src.write_text(shallow)
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_reductions_over_the_last_axis_with_two_dynamic_kept_dims_compile():
+    """tfn-vectorize-reductions expanded the rows' results back to two dynamic dims, which memref.expand_shape cannot
+    hold: compiling reduce_max(x, -1) for x of shape [None, None, None] aborted the process (an MLIR assertion)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        import tfn
+        x = np.random.default_rng(0).random((3, 5, 70)).astype(np.float32)
+        spec = [tfn.TensorSpec([None, None, None], tfn.float32)]
+        for name, fn, ref in (("max", lambda v: tfn.reduce_max(v, -1), x.max(-1)),
+                              ("sum", lambda v: tfn.reduce_sum(v * v, -1), (x * x).sum(-1)),
+                              ("logsumexp", lambda v: tfn.reduce_logsumexp(v, -1), np.log(np.exp(x).sum(-1)))):
+            got = tfn.function(fn, input_signature=spec)(tfn.constant(x)).numpy()
+            print(name, np.allclose(got, ref, rtol=1e-5))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["max", "True", "sum", "True", "logsumexp", "True"]
+
+
+def test_windows_whose_padded_input_overflows_raise_tf_errors(tmp_path):
+    """A SAME window (a dilated filter, a pooling window) far larger than the input: its padded input's type
+    overflowed int64 and MLIR's assertion aborted the process (compiled), NumPy raised ValueError (eagerly), and
+    max_pool2d_grad's tap loops never ended (tfn-opt hung)."""
+    code = textwrap.dedent("""
+        import tfn
+        x, w, wd = tfn.ones([2, 5, 6, 3]), tfn.ones([3, 2, 3, 4]), tfn.ones([3, 3, 3, 1])
+        cases = {
+            "conv": lambda: tfn.nn.conv2d(x, w, 1, "SAME", dilations=[1, 2 ** 62]),
+            "depthwise": lambda: tfn.nn.depthwise_conv2d(x, wd, [1, 1, 1, 1], "SAME", dilations=[2 ** 62, 1]),
+            "max_pool": lambda: tfn.nn.max_pool2d(x, [3, 2 ** 62], 2, "SAME"),
+            "avg_pool": lambda: tfn.nn.avg_pool2d(x, [3, 2 ** 62], 2, "SAME"),
+            "max_pool_oom": lambda: tfn.nn.max_pool2d(x, [3, 2 ** 33], 2, "SAME"),
+        }
+        for name, run in cases.items():
+            for mode, f in (("eager", run), ("compiled", tfn.function(run))):
+                try:
+                    f()
+                    print(name, mode, "no error")
+                except Exception as e:
+                    print(name, mode, type(e).__name__)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in done.stdout.splitlines():
+        name, mode, got = line.split(" ", 2)
+        assert got == ("ResourceExhaustedError" if name.endswith("oom") else "InvalidArgumentError"), line
+    assert len(done.stdout.splitlines()) == 10
+    src = tmp_path / "grad.mlir"
+    src.write_text('func.func @f(%x: tensor<1x5x5x2xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x5x5x2xf32> {\n'
+                   '  %0 = "tfn.max_pool2d_grad"(%x, %g) {ksize = array<i64: 3, 4611686018427387904>, '
+                   'strides = array<i64: 2, 2>, same = true} : (tensor<1x5x5x2xf32>, tensor<1x3x3x2xf32>) -> '
+                   'tensor<1x5x5x2xf32>\n  return %0 : tensor<1x5x5x2xf32>\n}\n')
+    done = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", str(src), "-p", "builtin.module(tfn-pipeline)"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Encountered overflow" in done.stderr, done.stderr[-2000:]
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
@@ -414,3 +496,34 @@ def test_a_folded_failing_op_does_not_shift_the_error_of_a_later_one():
     message = rf"indices\[0\] = 7 is not in \[0, 3\)(.|\n)*GatherV2(.|\n)*:{line}"
     with pytest.raises(InvalidArgumentError, match=message):
         tfn.function(f)(np.ones(3, np.float32), np.array([7], np.int32))
+
+
+def test_concat_larger_than_memory_raises_before_building_its_pairwise_tree(monkeypatch):
+    """The eager chain of binary concats keeps a whole level alive: for a result larger than the machine, the
+    levels before the last one each passing the check took all its memory (the OOM killer, not an error)."""
+    import tracemalloc
+
+    from tfn.dialects import types
+    monkeypatch.setattr(types, "memory_bytes", lambda: 2 ** 26)  # a 64 MiB machine, as the checks see it
+    x = tfn.ones([2 ** 22])  # 16 MiB; 16 of them: 256 MiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[67108864\]"):
+            tfn.concat([x] * 16, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 ** 24, peak
+
+
+def test_huge_linspace_and_random_shapes_raise_tf_errors():
+    """linspace's positions were a NumPy arange allocated before any check (a MemoryError); a random shape whose
+    element count passes int64 was Python's OverflowError counting the draws."""
+    for run in (lambda: tfn.linspace(0.0, 1.0, 2 ** 40), tfn.function(lambda: tfn.linspace(0.0, 1.0, 2 ** 40))):
+        with pytest.raises(ResourceExhaustedError, match=r"OOM when allocating tensor with shape\[1099511627774\]"):
+            run()
+    for shape in ([2 ** 40, 2 ** 40], tfn.constant([2 ** 40, 2 ** 40], tfn.int64)):
+        with pytest.raises(InvalidArgumentError, match="Encountered overflow when multiplying 1099511627776 with "
+                                                       "1099511627776"):
+            tfn.random.normal(shape)
+    np.testing.assert_allclose(tfn.linspace(0.0, 1.0, 5).numpy(), np.linspace(0, 1, 5, dtype=np.float32))

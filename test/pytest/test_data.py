@@ -845,3 +845,23 @@ def test_an_unconverted_python_loop_over_a_dataset_in_a_function_stops_with_an_e
         return s
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match=r"21 times(.|\n)*test_data.py:\d+"):
         endless(tf.data.Dataset.from_tensor_slices(X))
+
+
+def test_an_eager_iterator_closed_over_by_a_function_is_an_error_not_a_constant():
+    """next() on an iterator made outside the function, while it is traced, pulled one element into the trace as a
+    constant: every call returned that first element. It raises instead; passed as an argument it advances."""
+    it = iter(tf.data.Dataset.range(3))
+
+    @tf.function
+    def closed_over():
+        return next(it)
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="Pass the iterator to the tfn.function"):
+        closed_over()
+    assert int(next(it)) == 0  # nothing was pulled
+
+    @tf.function
+    def passed(i):
+        return next(i)
+    assert [int(passed(it)) for _ in range(2)] == [1, 2]
+    with pytest.raises(tf.errors.OutOfRangeError):
+        passed(it)

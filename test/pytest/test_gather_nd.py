@@ -50,3 +50,18 @@ def test_rows_out_of_range_raise():
         tfn.gather_nd(tfn.constant(P), [[0, 0, 0, 0]])
     with pytest.raises(tfn.errors.InvalidArgumentError, match="'Tindices' of float32"):
         tfn.gather_nd(tfn.constant(P), [[0.0]])
+
+
+@pytest.mark.parametrize("idx_shape", [(2, 0), (0, 0), (2, 3, 0)])
+def test_empty_index_rows_take_the_whole_tensor(idx_shape):
+    """Index rows of depth 0 name all of params (TF's GatherNd; the scatters write all of it), also when there
+    are no rows at all: eagerly as compiled, not numpy's `reshape(-1, 0)` error."""
+    idx = np.zeros(idx_shape, np.int32)
+    want = np.broadcast_to(P, idx_shape[:-1] + P.shape)
+    for f in (tfn.gather_nd, tfn.function(tfn.gather_nd)):
+        np.testing.assert_array_equal(f(tfn.constant(P), idx).numpy(), want)
+    ups = np.ones(idx_shape[:-1] + P.shape)
+    added = tfn.tensor_scatter_nd_add(tfn.constant(P), idx, ups).numpy()
+    np.testing.assert_allclose(added, P + ups.reshape((-1,) + P.shape).sum(0))
+    updated = tfn.tensor_scatter_nd_update(tfn.constant(P), idx, ups).numpy()
+    np.testing.assert_array_equal(updated, P if 0 in idx_shape[:-1] else np.ones_like(P))

@@ -451,3 +451,24 @@ def test_forward_accumulator_compiled():
     x = np.array([0.5, -1.0], np.float32)
     np.testing.assert_allclose(f(tfn.constant(x), tfn.constant([1.0, 3.0])).numpy(),
                                2 * (1 - np.tanh(x) ** 2) * [1.0, 3.0], rtol=1e-5)
+
+
+def test_custom_gradient_of_a_variable_passed_as_its_argument():
+    """A variable given to a custom_gradient function is one of its inputs (grad_fn's dx is its gradient), eagerly
+    and traced; it was left out of the inputs, so the gradient was silently None."""
+    @tfn.custom_gradient
+    def g(x):
+        return x * 2, lambda dy: dy * 3
+
+    v = tfn.Variable([1.0, 2.0])
+
+    def step():
+        with tfn.GradientTape() as tape:
+            y = tfn.reduce_sum(g(v) * v)
+        return tape.gradient(y, v)
+    for run in (step, tfn.function(step)):
+        np.testing.assert_allclose(run().numpy(), [5.0, 10.0])  # g(v) + 3 * v
+    frozen = tfn.Variable([1.0], trainable=False)
+    with tfn.GradientTape() as tape:
+        y = g(frozen)
+    assert tape.gradient(y, frozen) is None

@@ -1,4 +1,6 @@
 """tfn.keras layers: each output equal to a NumPy reference for given weights; weights, names, summary."""
+import re
+
 import numpy as np
 import pytest
 
@@ -240,7 +242,8 @@ def test_nn_softmax_cross_entropy_with_logits_sparse_and_dense():
         loss = tf.reduce_sum(sparse(labels=labels, logits=x))
     onehot = np.eye(5, dtype=np.float32)[labels]
     np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.exp(log_probs) - onehot, atol=1e-6)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="5 is not in"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Received a label value of 5 which is outside the valid range of \[0, 5\)"):
         f(tf.constant(np.full((2, 3), 5)), x)
     with pytest.raises(ValueError, match="Rank mismatch"):
         sparse(labels=labels[0], logits=logits)
@@ -255,3 +258,16 @@ def test_nn_pooling_compiled_equals_eager():
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="padding"):
         tf.nn.max_pool2d(x, 2, 2, "FULL")
+
+
+@pytest.mark.parametrize("layer, x, want", [
+    (lambda: tf.keras.layers.Dense(3), [4], "expected min_ndim=2, found ndim=1. Full shape received: (4,)"),
+    (lambda: tf.keras.layers.Conv2D(2, 3), [4, 4], "expected ndim=4, found ndim=2"),
+    (lambda: tf.keras.layers.MaxPooling2D(), [3, 3, 1], "expected ndim=4, found ndim=3"),
+    (lambda: tf.keras.layers.AveragePooling2D(), [3, 3, 1], "expected ndim=4, found ndim=3"),
+    (lambda: tf.keras.layers.GlobalAveragePooling2D(), [2, 3], "expected ndim=4, found ndim=2")])
+def test_inputs_of_the_wrong_rank_raise_keras_value_error(layer, x, want):
+    """Keras's InputSpec ranks: a Dense layer called on a vector computed a result (TF refuses it); a Conv2D or a
+    pooling layer on a matrix raised the op's error, not the layer's."""
+    with pytest.raises(ValueError, match=re.escape(want)):
+        layer()(tf.ones(x))

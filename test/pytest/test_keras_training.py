@@ -349,3 +349,32 @@ def test_dataset_arguments_raise_keras_errors():
         model.fit(ds.repeat(), verbose=0)
     with pytest.raises(ValueError, match=r"must have \(x, y\) elements"):
         model.fit(tf.data.Dataset.from_tensor_slices(x).batch(8), verbose=0)
+
+
+@pytest.mark.parametrize("bad", [7, -1])
+def test_sparse_labels_outside_the_classes_raise(bad):
+    """A label outside [0, classes) made an all-zero one-hot row: a silent zero loss for that example. It raises
+    TF's InvalidArgumentError when the step runs, naming the label."""
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"Received a label value of {bad} which is outside the valid range of \[0, 3\)"):
+        model.fit(np.ones([4, 3], np.float32), np.array([0, 1, bad, 2]), epochs=1, verbose=0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"label value of {bad}"):
+        tf.keras.losses.sparse_categorical_crossentropy(tf.constant([bad]), tf.constant([[0.2, 0.3, 0.5]]))
+
+
+@pytest.mark.parametrize("x, y, match", [
+    (np.ones([10, 3], np.float32), np.ones([7, 1], np.float32), "Data cardinality is ambiguous.*'x' sizes: 10 'y' "
+                                                                "sizes: 7"),
+    ("abc", np.ones([4, 1], np.float32), "Unrecognized data type: x='abc'"),
+    (np.ones([4, 3], np.float32), 3.0, "Unrecognized data type: y=3.0")])
+def test_fit_and_evaluate_check_the_arrays_of_samples(x, y, match):
+    """x and y of different lengths (or not arrays of samples) were an IndexError from the batching past the end of
+    the shorter one; Keras's ValueError names the sizes."""
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match=match):
+        model.fit(x, y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=match):
+        model.evaluate(x, y, verbose=0)

@@ -112,3 +112,17 @@ def test_keras_activations_by_name():
         np.testing.assert_array_equal(tfn.keras.layers.Dense(4, activation=name, kernel_initializer="ones")(x),
                                       fn(tfn.keras.layers.Dense(4, kernel_initializer="ones")(x)))
     np.testing.assert_allclose(tfn.keras.activations.get("hard_sigmoid")(x), np.clip(X + 3, 0, 6) / 6)
+
+
+@pytest.mark.parametrize("bad", [7, -1])
+def test_sparse_softmax_cross_entropy_names_a_label_outside_the_classes(bad):
+    """TF's message naming the label, eagerly and compiled (the gather's own check named GatherV2's indices)."""
+    logits = tfn.ones([3, 4])
+
+    def loss(labels):
+        return tfn.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    for f in (loss, tfn.function(loss)):
+        with pytest.raises(tfn.errors.InvalidArgumentError,
+                           match=rf"Received a label value of {bad} which is outside the valid range of \[0, 4\)"):
+            f(tfn.constant([0, bad, 1]))
+    np.testing.assert_allclose(loss(tfn.constant([0, 3, 1])).numpy(), [np.log(4.0)] * 3, rtol=1e-6)

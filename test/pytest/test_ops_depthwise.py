@@ -160,3 +160,24 @@ def test_depthwise_plus_bias(xs):
     got = tfn.function(lambda x, w, b: (conv(x, w) + b, conv(x, w)))(x, w, b)
     assert_close(got[0].numpy(), ref(x, w, b))
     assert_close(got[1].numpy(), reference(x, w, (1, 1), pads).astype(np.float32))
+
+
+@pytest.mark.parametrize("conv", ["conv2d", "depthwise"])
+@pytest.mark.parametrize("window", [(0, 3), (3, 0)])
+def test_a_filter_window_of_no_elements_raises(conv, window):
+    """A filter of height or width 0 covered no input: a VALID conv of a 5x5 input gave a 6x3 (or 3x6) output of
+    zeros, larger than the input. TF's error instead, eagerly and compiled."""
+    x = np.ones((1, 5, 5, 2), np.float32)
+    if conv == "conv2d":
+        w = np.ones(window + (2, 4), np.float32)
+
+        def run(a, b):
+            return tfn.nn.conv2d(a, b, 1, "VALID")
+    else:
+        w = np.ones(window + (2, 1), np.float32)
+
+        def run(a, b):
+            return tfn.nn.depthwise_conv2d(a, b, [1, 1, 1, 1], "VALID")
+    for f in (run, tfn.function(run)):
+        with pytest.raises(tfn.errors.InvalidArgumentError, match="filter must not have zero elements"):
+            f(x, w)

@@ -293,8 +293,12 @@ def test_range_errors():
         f(tfn.constant(1.5), tfn.constant(5.0), tfn.constant(-1.0))
     with pytest.raises(IAE, match="Requires start <= limit when delta > 0: 9/-9"):
         f(tfn.constant(9, tfn.int64), tfn.constant(-9, tfn.int64), tfn.constant(1, tfn.int64))
-    assert f(tfn.constant(0, tfn.int64), tfn.constant(np.iinfo(np.int64).min), tfn.constant(-1, tfn.int64)) \
-        .shape == (0,)  # INT64_MIN / -1 must not trap (the size wraps; TF would overflow too)
+    # 2**63 elements, counted unsigned (INT64_MIN / -1 must not trap; an int64 count wrapped to an empty range)
+    with pytest.raises(tfn.errors.ResourceExhaustedError, match=r"shape\[9223372036854775807\]"):
+        f(tfn.constant(0, tfn.int64), tfn.constant(np.iinfo(np.int64).min), tfn.constant(-1, tfn.int64))
+    # |limit - start| past INT64_MAX: int64 wrapped it to a negative distance and an empty range
+    big = f(tfn.constant(np.iinfo(np.int64).min), tfn.constant(np.iinfo(np.int64).max), tfn.constant(2 ** 62))
+    assert big.numpy().tolist() == [-2 ** 63, -2 ** 62, 0, 2 ** 62]
     assert f(tfn.constant(1), tfn.constant(4), tfn.constant(1)).numpy().tolist() == [1, 2, 3]
 
 
@@ -358,3 +362,15 @@ def test_variable_scatter_methods_and_tensor_scatter_nd_sub():
     np.testing.assert_array_equal(v.numpy()[0], [5, 5])
     np.testing.assert_array_equal(tfn.tensor_scatter_nd_sub(tfn.ones([3]), [[0], [0]], [1.0, 2.0]).numpy(),
                                   [-2, 1, 1])
+
+
+def test_fill_with_a_float_run_time_shape_raises_as_eagerly():
+    """A float shape tensor known only when the function runs made a float range per dim: tfn.fill([2.0], v) gave
+    two elements, where eagerly (and in TF) the shape must hold integers."""
+    f = tfn.function(lambda d: tfn.fill(d, 1.0), input_signature=[tfn.TensorSpec([1], tfn.float32)])
+    with pytest.raises(TypeError, match="Fill: the shape must be an int or a list of ints"):
+        f(tfn.constant([2.0]))
+    with pytest.raises(TypeError, match="Fill: the shape must be an int or a list of ints"):
+        tfn.fill(tfn.constant([2.0]), 1.0)
+    g = tfn.function(lambda d: tfn.zeros([d, 2]), input_signature=[tfn.TensorSpec([], tfn.int32)])
+    assert g(tfn.constant(3)).shape == (3, 2)

@@ -147,3 +147,19 @@ def test_categorical_draws_each_class_by_its_probability():
     np.testing.assert_array_equal(same, tf.random.stateless_categorical(logits, 6, seed=[3, 4], dtype=tf.int32))
     with pytest.raises(tf.errors.InvalidArgumentError, match="logits should be a matrix"):
         tf.random.categorical([0.5, 0.5], 3)
+
+
+def test_bad_bounds_and_dtypes_raise_as_tf():
+    """An integer range with minval >= maxval drew minval every time; a bool uniform or an integer normal gave
+    values TF refuses to make."""
+    for run in (lambda: tf.random.uniform([3], 5, 1, dtype=tf.int32),
+                tf.function(lambda: tf.random.uniform([3], 5, 5, dtype=tf.int64))):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"Need minval < maxval: 5 >= [15] "
+                                                                  r"\[Op:RandomUniformInt\]"):
+            run()
+    with pytest.raises(ValueError, match="Argument `dtype` got invalid value tfn.bool"):
+        tf.random.uniform([3], dtype=tf.bool)
+    for make in (tf.random.normal, tf.random.truncated_normal):
+        with pytest.raises(TypeError, match="DataType int32 not in list of allowed values"):
+            make([3], dtype=tf.int32)
+    assert tf.random.uniform([100], -2, 3, dtype=tf.int64).numpy().min() >= -2

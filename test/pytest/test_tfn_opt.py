@@ -63,6 +63,16 @@ def test_malformed_stdin_is_named_stdin():
     assert rc == 1 and "<stdin>:3:10: error:" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("data", [b"\xff\xfe", b'func.func @f() attributes {a = "\xff"} { return }'])
+def test_stdin_that_is_not_utf8_is_an_error_not_a_traceback(data):
+    """Read through the locale's text stream, bytes that are not UTF-8 became surrogates, and printing the
+    diagnostic's source line raised UnicodeEncodeError (a traceback); stdin is read as a file is."""
+    proc = subprocess.run([sys.executable, "-m", "tfn.tools.tfn_opt", "-"], input=data, capture_output=True,
+                          timeout=120, env={**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"})
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 1 and "could not open input file '-'" in err and "Traceback" not in err, err
+
+
 def test_type_rule_violation_exits_1(write):
     rc, out, err = tfn_opt(write(BAD_TYPES), "--tfn-to-linalg")
     assert rc == 1 and out == ""

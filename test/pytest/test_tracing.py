@@ -268,3 +268,19 @@ def test_an_exception_raised_while_tracing_has_tfs_class(make, kept):
 
 def _raise(e):
     raise e
+
+
+def test_returning_what_no_tensor_holds_is_tf_type_error():
+    """A generator function, an async def or an object returned: TF's TypeError naming the returned type, not the
+    constant conversion's 'Cannot convert ... to EagerTensor of dtype string'."""
+    def gen(x):
+        yield x
+
+    def obj(x):
+        return x, object()
+    for fn, kind in ((gen, "generator"), (obj, "object")):
+        with pytest.raises(TypeError, match=rf"must return zero or more Tensors or None values; in compilation of "
+                                            rf"{fn.__name__}, found return value of type <class '{kind}'>"):
+            tf.function(fn)(tf.ones([2]))
+    _, three, none = tf.function(lambda x: (x, 3, None))(tf.ones([2]))  # Python values still return
+    assert int(three) == 3 and none is None

@@ -127,3 +127,29 @@ def test_assert_same_structure_and_map_structure():
                        "not: `bogus`"):
         tf.nest.map_structure(lambda a: a, [1], bogus=1)
     assert tf.nest.map_structure_with_paths(lambda p, v: f"{p}={v}", {"a": [1]}) == {"a": ["a/0=1"]}
+
+
+def test_a_nan_argument_is_its_own_literal_type():
+    """A Python float NaN equals nothing, itself included (and each NaN object hashes apart): its Literal type did
+    not match the trace made for it, so every call raised 'Can not cast nan to Literal[nan]'."""
+    import numpy as np
+    assert trace_type.of(float("nan")) == trace_type.of(float("nan"))
+    assert hash(trace_type.of(float("nan"))) == hash(trace_type.of(float("nan")))
+    assert trace_type.of(float("nan")) != trace_type.of(1.0)
+    f = tf.function(lambda x: x * 2)
+    assert np.isnan(f(float("nan")).numpy()) and np.isnan(f(float("nan")).numpy())
+    assert f(1.5).numpy() == 3.0
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_shape_dimensions_are_integers_or_none():
+    """TensorShape([2.5]) was truncated to (2,) (and TensorSpec([2.5]) traced a function for it); TF's Dimension
+    takes integers (anything with __index__) and None only."""
+    import numpy as np
+    with pytest.raises(TypeError, match="Dimension value must be integer or None"):
+        tf.TensorSpec([2.5])
+    with pytest.raises(TypeError, match="Dimension value must be integer or None"):
+        tf.TensorShape([1, "a"])
+    with pytest.raises(ValueError, match="Dimension -1 must be >= 0"):
+        tf.TensorShape([-1])
+    assert tf.TensorShape([np.int64(3), None]).as_list() == [3, None]

@@ -433,7 +433,7 @@ func.func @one_hot(%i: tensor<3xi32>, %on: tensor<f32>, %off: tensor<f32>) -> te
 // machine's memory (sysconf) and one that does not fit sets the error flag and gives an empty tensor.
 // CHECK-LABEL: func.func @range
 func.func @range(%start: tensor<i32>, %limit: tensor<i32>, %delta: tensor<i32>) -> tensor<?xi32> {
-  // CHECK: arith.ceildivsi
+  // CHECK: arith.ceildivui
   // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: memref.get_global @tfn_error_flag
   // CHECK: %[[BIG:.*]] = scf.if

@@ -51,7 +51,7 @@ func.func @fills(%x: tensor<?x2xi32>, %v: tensor<f32>, %s: tensor<i64>, %l: tens
   // CHECK: linalg.fill ins(%[[V]] : f32) outs(%[[E]] : tensor<?x2xf32>)
   %1 = "tfn.fill_like"(%x, %v) : (tensor<?x2xi32>, tensor<f32>) -> tensor<?x2xf32>
   // range: the size never divides by zero; a bad range reports code 4
-  // CHECK: arith.ceildivsi
+  // CHECK: arith.ceildivui
   // CHECK: memref.store %c4_i32
   // CHECK: linalg.generic
   // CHECK: linalg.index 0
