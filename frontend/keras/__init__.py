@@ -2,8 +2,33 @@
 tfn.GradientTape and tfn.function (fit runs one compiled train step per batch)."""
 from types import SimpleNamespace
 
-from tfn.keras import activations, callbacks, initializers, layers, losses, metrics, optimizers  # noqa: F401
+from tfn.keras import (  # noqa: F401
+    activations,
+    callbacks,
+    initializers,
+    layers,
+    layers_activation,
+    layers_conv1d,
+    layers_conv2d,
+    layers_merge,
+    layers_noise,
+    layers_norm,
+    layers_reshape,
+    losses,
+    metrics,
+    optimizers,
+)
 from tfn.keras.layers import Input, Layer  # noqa: F401
 from tfn.keras.models import Model, Sequential  # noqa: F401
+
+# The layer families written in their own files (they import layers.py's Layer) are exported as tfn.keras.layers.X,
+# with the merge layers' functional forms (tfn.keras.layers.add([a, b]), ...)
+for _family in (layers_activation, layers_conv1d, layers_conv2d, layers_merge, layers_noise, layers_norm,
+                layers_reshape):
+    for _name, _value in vars(_family).items():
+        if isinstance(_value, type) and issubclass(_value, layers.Layer) and not _name.startswith("_"):
+            setattr(layers, _name, _value)
+for _name in layers_merge.FUNCTIONAL_FORMS:
+    setattr(layers, _name, getattr(layers_merge, _name))
 
 models = SimpleNamespace(Model=Model, Sequential=Sequential)

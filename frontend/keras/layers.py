@@ -11,6 +11,7 @@ from tfn.state.module import Module
 from tfn.state.variables import Variable
 
 _NAME_COUNTS = {}
+_CALL_DEPTH = [0]  # layers being called now: a call at depth 0 (the outermost) clears the losses of the last one
 
 
 def unique_name(base):
@@ -73,10 +74,50 @@ class Layer(Module):
             self.built = True
         if training is not None and _takes_training(self.call):
             kwargs["training"] = training
-        outputs = self.call(inputs, *args, **kwargs)
+        if _CALL_DEPTH[0] == 0:
+            self._clear_losses()
+        _CALL_DEPTH[0] += 1
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _CALL_DEPTH[0] -= 1
         if hasattr(outputs, "shape"):
             self._output_shape = (None, *tuple(outputs.shape)[1:]) if len(outputs.shape) else ()
         return outputs
+
+    def add_loss(self, loss):
+        """Add a scalar loss (from `call`): `model.losses` holds it until the next outermost call, and fit's and
+        evaluate's loss add it to the compiled loss."""
+        self.__dict__.setdefault("_losses", []).append(loss)
+
+    @property
+    def losses(self):
+        """The losses `add_loss` added during the last outermost call, this layer's then its sublayers'."""
+        out, seen = [], set()
+        for layer in [self] + self._all_sublayers():
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out += layer.__dict__.get("_losses", [])
+        return out
+
+    def _all_sublayers(self):
+        out = []
+        for layer in self._tracked:
+            out += [layer] + layer._all_sublayers()
+        return out
+
+    def _clear_losses(self):
+        for layer in [self] + self._all_sublayers():
+            layer.__dict__.pop("_losses", None)
+
+    def get_config(self):
+        """Keras's config: the constructor's arguments (name, trainable, dtype here; a layer adds its own)."""
+        return {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer of this class made from `get_config()`'s dictionary."""
+        return cls(**config)
 
     @property
     def output_shape(self):
