@@ -201,6 +201,11 @@ def _padding(value):
     return value.lower()
 
 
+def _activation_config(fn):
+    """An activation function's name for get_config (the function itself if it is not one of Keras's)."""
+    return next((name for name, f in activations._BY_NAME.items() if f is fn), fn)
+
+
 class InputLayer(Layer):
     """A placeholder for the input shape of a Sequential model (`keras.Input(shape=...)`)."""
 
@@ -245,6 +250,11 @@ class Dense(Layer):
             y = tf.reshape(y, [-1 if d is None else d for d in shape[:-1]] + [self.units])
         return self.activation(y)
 
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
+
 
 class Conv2D(Layer):
     """2-D convolution of NHWC inputs (tfn.nn.conv2d), plus bias, then the activation."""
@@ -276,6 +286,13 @@ class Conv2D(Layer):
         if self.bias is not None:
             y = y + self.bias
         return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
 
 
 class DepthwiseConv2D(Layer):
@@ -315,6 +332,13 @@ class DepthwiseConv2D(Layer):
             y = y + self.bias
         return self.activation(y)
 
+    def get_config(self):
+        return {**super().get_config(), "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "depth_multiplier": self.depth_multiplier, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "depthwise_initializer": self.depthwise_initializer,
+                "bias_initializer": self.bias_initializer}
+
 
 class _Pooling2D(Layer):
     kind = None
@@ -330,6 +354,10 @@ class _Pooling2D(Layer):
     def call(self, inputs):
         pool = tf.nn.max_pool2d if self.kind == "max" else tf.nn.avg_pool2d
         return pool(inputs, self.pool_size, self.strides, self.padding.upper())
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding, "data_format": "channels_last"}
 
 
 class MaxPooling2D(_Pooling2D):
@@ -354,6 +382,9 @@ class GlobalAveragePooling2D(Layer):
 
     def call(self, inputs):
         return tf.reduce_mean(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": "channels_last", "keepdims": self.keepdims}
 
 
 class Flatten(Layer):
@@ -386,6 +417,9 @@ class Dropout(Layer):
         # (a None in noise_shape, or a None batch dimension of the input: the input's size, read at run time)
         return tf.nn.dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
+
 
 class Activation(Layer):
     """activation(inputs)."""
@@ -396,6 +430,9 @@ class Activation(Layer):
 
     def call(self, inputs):
         return self.activation(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": _activation_config(self.activation)}
 
 
 class ReLU(Layer):
@@ -412,6 +449,10 @@ class ReLU(Layer):
             y = tf.minimum(y, tf.zeros_like(y) + self.max_value)
         return y
 
+    def get_config(self):
+        return {**super().get_config(), "max_value": self.max_value, "negative_slope": self.negative_slope,
+                "threshold": self.threshold}
+
 
 class Softmax(Layer):
     def __init__(self, axis=-1, **kwargs):
@@ -420,6 +461,9 @@ class Softmax(Layer):
 
     def call(self, inputs):
         return activations.softmax(inputs, self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
 
 
 class Embedding(Layer):
@@ -438,6 +482,10 @@ class Embedding(Layer):
 
     def call(self, inputs):
         return tf.gather(self.embeddings, tf.cast(inputs, "int32"))
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
+                "embeddings_initializer": self.embeddings_initializer}
 
 
 class BatchNormalization(Layer):
@@ -480,3 +528,7 @@ class BatchNormalization(Layer):
         if self.beta is not None:
             y = y + tf.reshape(self.beta, self._bshape)
         return y
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}
