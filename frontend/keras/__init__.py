@@ -8,6 +8,7 @@ from tfn.keras import (  # noqa: F401
     initializers,
     layers,
     layers_activation,
+    layers_attention,
     layers_conv1d,
     layers_conv2d,
     layers_merge,
@@ -25,8 +26,9 @@ from tfn.keras.models import Model, Sequential  # noqa: F401
 
 # The layer families written in their own files (they import layers.py's Layer) are exported as tfn.keras.layers.X,
 # with the merge layers' functional forms (tfn.keras.layers.add([a, b]), ...)
-for _family in (layers_activation, layers_conv1d, layers_conv2d, layers_merge, layers_noise, layers_norm,
-                layers_recurrent, layers_reshape, layers_wrappers):
+_FAMILIES = (layers_activation, layers_attention, layers_conv1d, layers_conv2d, layers_merge, layers_noise, layers_norm,
+             layers_recurrent, layers_reshape, layers_wrappers)
+for _family in _FAMILIES:
     for _name, _value in vars(_family).items():
         if isinstance(_value, type) and issubclass(_value, layers.Layer) and not _name.startswith("_"):
             setattr(layers, _name, _value)

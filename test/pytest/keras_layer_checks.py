@@ -63,17 +63,18 @@ def check_gradients(layer, x, reference, rtol=2e-3, atol=2e-3):
             np.testing.assert_allclose(g.numpy(), want, rtol=rtol, atol=atol)
 
 
-def check_config(layer, x):
+def check_config(layer, x, call=None):
     """from_config(get_config()) makes a layer of the same class and arguments that, given the same weights,
-    computes the same outputs."""
+    computes the same outputs (`call(layer, x)`, by default layer(x))."""
+    call = call or (lambda lay, inputs: lay(inputs))
     config = layer.get_config()
     clone = type(layer).from_config({**config, "name": config["name"] + "_clone"})
     assert {k: v for k, v in clone.get_config().items() if k != "name"} == \
         {k: v for k, v in config.items() if k != "name"}
-    y = layer(x)
-    clone(x)
+    y = call(layer, x)
+    call(clone, x)
     clone.set_weights(layer.get_weights())
-    np.testing.assert_allclose(_numpy(clone(x)), _numpy(y), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(_numpy(call(clone, x)), _numpy(y), rtol=1e-6, atol=1e-6)
 
 
 def fit_reduces_loss(model, x, y, loss="mse", epochs=10, batch_size=16, optimizer="adam", factor=0.7):
