@@ -238,6 +238,22 @@ def _repeat_axis(x, axis, times):
     return tf.reshape(tiled, shape)
 
 
+def _linear_axis(x, axis, times):
+    """x resized `times`-fold along `axis` by linear interpolation with half-pixel centres (image resizing's
+    'bilinear', one axis at a time): output i samples the input at (i + 0.5) / times - 0.5, clamped to the edges."""
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError(f"Bilinear upsampling needs a static size along axis {axis}; received shape "
+                         f"{tuple(x.shape)}")
+    if times == 1:
+        return x
+    src = np.clip((np.arange(n * times) + 0.5) / times - 0.5, 0, n - 1)
+    low = np.floor(src).astype(np.int32)
+    high = np.minimum(low + 1, n - 1)
+    frac = (src - low).astype(np.float32).reshape([-1 if i == axis else 1 for i in range(len(x.shape))])
+    return tf.gather(x, low, axis=axis) * (1.0 - frac) + tf.gather(x, high, axis=axis) * frac
+
+
 class UpSampling1D(Layer):
     """(batch, steps, features) -> (batch, steps * size, features): each step repeated `size` times."""
 
@@ -261,15 +277,16 @@ class UpSampling1D(Layer):
 
 
 class UpSampling2D(Layer):
-    """(batch, rows, cols, channels) -> (batch, rows * size[0], cols * size[1], channels), nearest neighbour."""
+    """(batch, rows, cols, channels) -> (batch, rows * size[0], cols * size[1], channels): each pixel repeated
+    (interpolation='nearest') or linearly interpolated with half-pixel centres ('bilinear', as image resizing)."""
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
         _channels_last(data_format, "UpSampling2D")
         self.size = int_tuple(size, 2, "size")
         self.interpolation = interpolation.lower()
-        if self.interpolation != "nearest":
-            raise ValueError(f"UpSampling2D in tfn supports interpolation='nearest' only; received "
+        if self.interpolation not in ("nearest", "bilinear"):
+            raise ValueError(f"UpSampling2D in tfn supports interpolation='nearest' and 'bilinear'; received "
                              f"interpolation={interpolation!r}")
 
     def build(self, input_shape):
@@ -277,6 +294,8 @@ class UpSampling2D(Layer):
         self.built = True
 
     def call(self, inputs):
+        if self.interpolation == "bilinear":
+            return _linear_axis(_linear_axis(inputs, 1, self.size[0]), 2, self.size[1])
         return _repeat_axis(_repeat_axis(inputs, 1, self.size[0]), 2, self.size[1])
 
     def get_config(self):

@@ -8,6 +8,19 @@ import tfn as tf
 
 L = tf.keras.layers
 
+def bilinear_2x(x):
+    """Half-pixel-centre bilinear 2x upsampling, by hand: output i samples (i + 0.5) / 2 - 0.5, edges clamped."""
+    def axis_weights(n):
+        w = np.zeros((2 * n, n))
+        for i in range(2 * n):
+            s = min(max((i + 0.5) / 2 - 0.5, 0), n - 1)
+            lo = int(np.floor(s))
+            w[i, lo] += 1 - (s - lo)
+            w[i, min(lo + 1, n - 1)] += s - lo
+        return w
+    return np.einsum("ih,jw,nhwc->nijc", axis_weights(x.shape[1]), axis_weights(x.shape[2]), x).astype(np.float32)
+
+
 CASES = [
     (lambda: L.Reshape((4, 3)), (2, 3, 4), lambda x: x.reshape(2, 4, 3)),
     (lambda: L.Reshape((-1, 2)), (2, 3, 4), lambda x: x.reshape(2, 6, 2)),
@@ -23,6 +36,7 @@ CASES = [
     (lambda: L.ZeroPadding2D(), (2, 3, 4, 2), lambda x: np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))),
     (lambda: L.UpSampling1D(3), (2, 4, 3), lambda x: np.repeat(x, 3, axis=1)),
     (lambda: L.UpSampling2D((2, 3)), (2, 3, 4, 2), lambda x: np.repeat(np.repeat(x, 2, axis=1), 3, axis=2)),
+    (lambda: L.UpSampling2D(2, interpolation="bilinear"), (1, 3, 2, 1), lambda x: bilinear_2x(x)),
     (lambda: L.Lambda(lambda t, k: t * k + 1.0, arguments={"k": 2.0}), (2, 3), lambda x: x * 2 + 1),
 ]
 
@@ -31,9 +45,10 @@ CASES = [
 def test_shape_layers_match_numpy(make, shape, ref):
     x = rand(*shape)
     layer = make()
-    np.testing.assert_array_equal(compiled_equals_eager(layer, x), ref(x))
+    np.testing.assert_allclose(compiled_equals_eager(layer, x), ref(x), rtol=1e-6, atol=1e-6)
     spec = tf.TensorSpec([None, *shape[1:]], tf.float32)  # the batch size known only when the function runs
-    np.testing.assert_array_equal(tf.function(lambda t: layer(t), input_signature=[spec])(x).numpy(), ref(x))
+    np.testing.assert_allclose(tf.function(lambda t: layer(t), input_signature=[spec])(x).numpy(), ref(x),
+                               rtol=1e-6, atol=1e-6)
     if not isinstance(layer, L.Lambda):
         check_config(layer, x)
 
@@ -70,8 +85,8 @@ def test_errors():
         L.Cropping2D((1, 2, 3))
     with pytest.raises(ValueError, match="padding"):
         L.ZeroPadding1D(-1)
-    with pytest.raises(ValueError, match="nearest"):
-        L.UpSampling2D(interpolation="bilinear")
+    with pytest.raises(ValueError, match="bilinear"):
+        L.UpSampling2D(interpolation="bicubic")
     with pytest.raises(TypeError, match="callable"):
         L.Lambda(3)
 
