@@ -1,10 +1,12 @@
 """Keras's 1-D convolution family on (batch, steps, channels) inputs: Conv1D (valid / same / causal padding,
-strides, dilation, groups), MaxPooling1D, AveragePooling1D, and the global poolings GlobalAveragePooling1D,
-GlobalMaxPooling1D and GlobalMaxPooling2D. Each is the 2-D op (tfn.nn.conv2d, max_pool2d, avg_pool2d) over a
-height-1 image, as TensorFlow itself computes them."""
+strides, dilation, groups), Conv1DTranspose, DepthwiseConv1D, SeparableConv1D, MaxPooling1D, AveragePooling1D, and
+the global poolings GlobalAveragePooling1D, GlobalMaxPooling1D and GlobalMaxPooling2D. Each is the 2-D op
+(tfn.nn.conv2d, depthwise_conv2d, max_pool2d, avg_pool2d) over a height-1 image, as TensorFlow itself computes
+them."""
 from tfn.keras import activations
 from tfn.keras._ops import tf
 from tfn.keras.layers import GlobalAveragePooling2D, Layer
+from tfn.keras.layers_conv2d import conv2d_transpose
 from tfn.keras.layers_reshape import check_ndim, int_tuple
 
 
@@ -96,6 +98,156 @@ class Conv1D(Layer):
                 "bias_initializer": self.bias_initializer}
 
 
+class _Conv1DBase(Layer):
+    """The arguments the other 1-D convolutions share with Conv1D (valid / same padding)."""
+
+    def __init__(self, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1, activation=None,
+                 use_bias=True, bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        _channels_last(data_format, type(self).__name__)
+        self.kernel_size = _one(kernel_size, "kernel_size")
+        self.strides = _one(strides, "strides")
+        self.dilation_rate = _one(dilation_rate, "dilation_rate")
+        self.padding = _padding(padding, ("valid", "same"))
+        if self.strides > 1 and self.dilation_rate > 1:
+            raise ValueError(f"`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                             f"strides={strides} and dilation_rate={dilation_rate}")
+        self.activation, self.activation_arg = activations.get(activation), activation
+        self.use_bias, self.bias_initializer = use_bias, bias_initializer
+
+    def _finish(self, y):
+        y = tf.squeeze(y, [1])
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "kernel_size": (self.kernel_size,), "strides": (self.strides,),
+                "padding": self.padding, "data_format": "channels_last", "dilation_rate": (self.dilation_rate,),
+                "activation": self.activation_arg, "use_bias": self.use_bias,
+                "bias_initializer": self.bias_initializer}
+
+
+def _filters(filters):
+    if not isinstance(filters, int) or filters < 1:
+        raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
+                         f"filters={filters}.")
+    return filters
+
+
+def _multiplier(depth_multiplier):
+    if not isinstance(depth_multiplier, int) or depth_multiplier < 1:
+        raise ValueError(f"Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
+                         f"Received depth_multiplier={depth_multiplier}.")
+    return depth_multiplier
+
+
+class Conv1DTranspose(_Conv1DBase):
+    """The transposed 1-D convolution: kernel (kernel_size, filters, channels); output length
+    (steps - 1) * strides + max(kernel, strides) for 'valid', steps * strides for 'same' (output_padding as Keras)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None, data_format=None,
+                 dilation_rate=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                         bias_initializer, **kwargs)
+        self.filters = _filters(filters)
+        self.output_padding = None if output_padding is None else int_tuple(output_padding, 1, "output_padding",
+                                                                            allow_zero=True)[0]
+        if self.output_padding is not None and self.output_padding >= self.strides:
+            raise ValueError(f"`output_padding` must be strictly less than `strides` for all dimensions. At dimension "
+                             f"0, `output_padding` is {self.output_padding} but `strides` is {self.strides}.")
+        self.kernel_initializer = kernel_initializer
+
+    def build(self, input_shape):
+        check_ndim(self, input_shape, 3)
+        if None in tuple(input_shape[1:]):
+            raise ValueError(f"Conv1DTranspose needs the input's steps and channels defined; received input shape "
+                             f"{tuple(input_shape)}")
+        self.kernel = self.add_weight((self.kernel_size, self.filters, input_shape[-1]), self.kernel_initializer,
+                                      name="kernel")
+        self.bias = self.add_weight((self.filters,), self.bias_initializer, name="bias") if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs):
+        op = None if self.output_padding is None else (0, self.output_padding)
+        y = conv2d_transpose(tf.expand_dims(inputs, 1), tf.expand_dims(self.kernel, 0), (1, self.strides),
+                             self.padding, op, (1, self.dilation_rate))
+        return self._finish(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "output_padding": None if self.output_padding is None else (self.output_padding,),
+                "kernel_initializer": self.kernel_initializer}
+
+
+class DepthwiseConv1D(_Conv1DBase):
+    """Each input channel convolved with its own depth_multiplier filters: kernel (kernel_size, channels,
+    depth_multiplier), output channels channels * depth_multiplier (channel c's filters together)."""
+
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1, data_format=None, dilation_rate=1,
+                 activation=None, use_bias=True, depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 **kwargs):
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                         bias_initializer, **kwargs)
+        self.depth_multiplier = _multiplier(depth_multiplier)
+        self.depthwise_initializer = depthwise_initializer
+
+    def build(self, input_shape):
+        check_ndim(self, input_shape, 3)
+        channels = input_shape[-1]
+        self.kernel = self.add_weight((self.kernel_size, channels, self.depth_multiplier), self.depthwise_initializer,
+                                      name="kernel")
+        self.bias = self.add_weight((channels * self.depth_multiplier,), self.bias_initializer, name="bias") \
+            if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs):
+        y = tf.nn.depthwise_conv2d(tf.expand_dims(inputs, 1), tf.expand_dims(self.kernel, 0),
+                                   strides=[1, 1, self.strides, 1], padding=self.padding.upper(),
+                                   dilations=[1, self.dilation_rate])
+        return self._finish(y)
+
+    def get_config(self):
+        return {**super().get_config(), "depth_multiplier": self.depth_multiplier,
+                "depthwise_initializer": self.depthwise_initializer}
+
+
+class SeparableConv1D(_Conv1DBase):
+    """DepthwiseConv1D (depthwise_kernel (kernel_size, channels, depth_multiplier)) then a pointwise convolution
+    (pointwise_kernel (1, channels * depth_multiplier, filters)), plus bias, then the activation."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", **kwargs):
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                         bias_initializer, **kwargs)
+        self.filters, self.depth_multiplier = _filters(filters), _multiplier(depth_multiplier)
+        self.depthwise_initializer, self.pointwise_initializer = depthwise_initializer, pointwise_initializer
+
+    def build(self, input_shape):
+        check_ndim(self, input_shape, 3)
+        channels = input_shape[-1]
+        self.depthwise_kernel = self.add_weight((self.kernel_size, channels, self.depth_multiplier),
+                                                self.depthwise_initializer, name="depthwise_kernel")
+        self.pointwise_kernel = self.add_weight((1, channels * self.depth_multiplier, self.filters),
+                                                self.pointwise_initializer, name="pointwise_kernel")
+        self.bias = self.add_weight((self.filters,), self.bias_initializer, name="bias") if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs):
+        y = tf.nn.depthwise_conv2d(tf.expand_dims(inputs, 1), tf.expand_dims(self.depthwise_kernel, 0),
+                                   strides=[1, 1, self.strides, 1], padding=self.padding.upper(),
+                                   dilations=[1, self.dilation_rate])
+        y = tf.nn.conv2d(y, tf.expand_dims(self.pointwise_kernel, 0), strides=[1, 1], padding="VALID")
+        return self._finish(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "depth_multiplier": self.depth_multiplier,
+                "depthwise_initializer": self.depthwise_initializer,
+                "pointwise_initializer": self.pointwise_initializer}
+
+
 class _Pooling1D(Layer):
     kind = None
 
@@ -165,7 +317,7 @@ class GlobalMaxPooling2D(_GlobalPooling):
     rank, kind = 2, "max"
 
 
-Convolution1D = Conv1D
+Convolution1D, Convolution1DTranspose, SeparableConvolution1D = Conv1D, Conv1DTranspose, SeparableConv1D
 MaxPool1D, AvgPool1D = MaxPooling1D, AveragePooling1D
 GlobalAvgPool1D, GlobalMaxPool1D = GlobalAveragePooling1D, GlobalMaxPooling1D
 GlobalMaxPool2D, GlobalAvgPool2D = GlobalMaxPooling2D, GlobalAveragePooling2D

@@ -104,6 +104,18 @@ def _spread(x, axis, stride):
     return y[tuple(index)]
 
 
+def conv2d_transpose(inputs, kernel, strides, padding, output_padding, dilation):
+    """The transposed convolution of NHWC `inputs` with a (kh, kw, filters, channels) kernel, Keras's output sizes:
+    the input spread `strides` apart, zero-padded by transpose_pads, then a VALID stride-1 convolution with the
+    spatially flipped kernel."""
+    x = _spread(_spread(inputs, 1, strides[0]), 2, strides[1])
+    pads = [transpose_pads(k, s, d, padding, op)
+            for k, s, d, op in zip(kernel.shape[:2], strides, dilation, output_padding or (None, None))]
+    x = tf.pad(x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]])
+    flipped = tf.transpose(tf.reverse(kernel, [0, 1]), [0, 1, 3, 2])  # (kh, kw, channels, filters)
+    return tf.nn.conv2d(x, flipped, strides=[1, 1], padding="VALID", dilations=list(dilation))
+
+
 class Conv2DTranspose(Layer):
     """The transposed 2-D convolution (the gradient of Conv2D with respect to its input): kernel
     (kh, kw, filters, channels), plus bias, then the activation. Output size per spatial axis:
@@ -146,13 +158,7 @@ class Conv2DTranspose(Layer):
         self.built = True
 
     def call(self, inputs):
-        x = _spread(_spread(inputs, 1, self.strides[0]), 2, self.strides[1])
-        pads = [transpose_pads(k, s, d, self.padding, None if self.output_padding is None else op)
-                for k, s, d, op in zip(self.kernel_size, self.strides, self.dilation_rate,
-                                       self.output_padding or (None, None))]
-        x = tf.pad(x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]])
-        flipped = tf.transpose(tf.reverse(self.kernel, [0, 1]), [0, 1, 3, 2])  # (kh, kw, channels, filters)
-        y = tf.nn.conv2d(x, flipped, strides=[1, 1], padding="VALID", dilations=list(self.dilation_rate))
+        y = conv2d_transpose(inputs, self.kernel, self.strides, self.padding, self.output_padding, self.dilation_rate)
         if self.bias is not None:
             y = y + self.bias
         return self.activation(y)

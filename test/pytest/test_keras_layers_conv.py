@@ -229,3 +229,48 @@ def test_separable_and_transposed_model_trains():
     model = tf.keras.Sequential([L.SeparableConv2D(4, 3, padding="same"),
                                  L.Conv2DTranspose(1, 2, strides=2)])
     fit_reduces_loss(model, x, y, epochs=12, factor=0.5, optimizer=tf.keras.optimizers.Adam(0.02))
+
+
+def depthwise1d_ref(x, k, stride=1, padding="valid", dilation=1):
+    """Channel c's m-th output: a one-channel conv1d of x[..., c] with k[:, c, m] (output channel c * M + m)."""
+    c, m = k.shape[1], k.shape[2]
+    return np.concatenate([conv1d_ref(x[..., ci:ci + 1], k[:, ci:ci + 1, mi:mi + 1], None, stride, padding, dilation)
+                           for ci in range(c) for mi in range(m)], axis=-1)
+
+
+@pytest.mark.parametrize("stride,padding,dilation,multiplier", [(1, "valid", 1, 1), (2, "same", 1, 2),
+                                                                 (1, "same", 2, 1)])
+def test_depthwise_and_separable_conv1d_match_loops(stride, padding, dilation, multiplier):
+    x = rand(2, 9, 3)
+    dw = L.DepthwiseConv1D(3, strides=stride, padding=padding, dilation_rate=dilation, depth_multiplier=multiplier)
+    dw(x)
+    k, b = rand(3, 3, multiplier), rand(3 * multiplier)
+    dw.set_weights([k, b])
+    want = depthwise1d_ref(x, k, stride, padding, dilation) + b
+    np.testing.assert_allclose(compiled_equals_eager(dw, x), want, rtol=1e-4, atol=1e-5)
+    sep = L.SeparableConv1D(4, 3, strides=stride, padding=padding, dilation_rate=dilation,
+                            depth_multiplier=multiplier)
+    sep(x)
+    assert [tuple(v.shape) for v in sep.weights] == [(3, 3, multiplier), (1, 3 * multiplier, 4), (4,)]
+    pk, pb = rand(1, 3 * multiplier, 4), rand(4)
+    sep.set_weights([k, pk, pb])
+    want = depthwise1d_ref(x, k, stride, padding, dilation) @ pk[0] + pb
+    np.testing.assert_allclose(compiled_equals_eager(sep, x), want, rtol=1e-4, atol=1e-5)
+    check_config(sep, x)
+    check_config(dw, x)
+
+
+@pytest.mark.parametrize("stride,padding,output_padding", [(1, "valid", None), (2, "same", None), (3, "valid", 1),
+                                                           (2, "same", 1)])
+def test_conv1d_transpose_matches_scatter_reference(stride, padding, output_padding):
+    x = rand(2, 5, 3)
+    layer = L.Conv1DTranspose(4, 3, strides=stride, padding=padding, output_padding=output_padding)
+    layer(x)
+    k, b = rand(3, 4, 3), rand(4)
+    layer.set_weights([k, b])
+    op = None if output_padding is None else (0, output_padding)
+    want = conv_transpose_ref(x[:, None].astype(np.float64), k[None], (1, stride), padding, op)[:, 0] + b
+    np.testing.assert_allclose(compiled_equals_eager(layer, x), want, rtol=1e-4, atol=1e-4)
+    check_gradients(L.Conv1DTranspose(2, 2, strides=2, bias_initializer="random_normal"), rand(1, 3, 2),
+                    lambda x, k, b: conv_transpose_ref(x[:, None], k[None], (1, 2), "valid")[:, 0] + b)
+    check_config(layer, x)
