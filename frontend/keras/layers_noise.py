@@ -53,23 +53,24 @@ class GaussianDropout(Layer):
 class SpatialDropout1D(Dropout):
     """Dropout of whole channels: (batch, steps, channels), one draw per example and channel."""
 
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(rate, noise_shape=[None, 1, None], seed=seed, **kwargs)
+
     def build(self, input_shape):
         check_ndim(self, input_shape, 3)
         self.built = True
 
-    def call(self, inputs, training=False):
-        self.noise_shape = [None, 1, None]
-        return super().call(inputs, training=training)
-
     def get_config(self):
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+        config = super().get_config()
+        config.pop("noise_shape", None)  # fixed by the layer
+        return config
 
 
 class SpatialDropout2D(Dropout):
     """Dropout of whole feature maps: (batch, h, w, channels), one draw per example and channel."""
 
     def __init__(self, rate, data_format=None, seed=None, **kwargs):
-        super().__init__(rate, seed=seed, **kwargs)
+        super().__init__(rate, noise_shape=[None, 1, 1, None], seed=seed, **kwargs)
         if data_format not in (None, "channels_last"):
             raise ValueError(f"SpatialDropout2D supports data_format='channels_last' only, got {data_format!r}")
 
@@ -77,12 +78,10 @@ class SpatialDropout2D(Dropout):
         check_ndim(self, input_shape, 4)
         self.built = True
 
-    def call(self, inputs, training=False):
-        self.noise_shape = [None, 1, 1, None]
-        return super().call(inputs, training=training)
-
     def get_config(self):
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed, "data_format": "channels_last"}
+        config = super().get_config()
+        config.pop("noise_shape", None)  # fixed by the layer
+        return {**config, "data_format": "channels_last"}
 
 
 class ActivityRegularization(Layer):

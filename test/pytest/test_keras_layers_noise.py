@@ -45,6 +45,7 @@ def test_spatial_dropout_drops_whole_channels(cls, shape):
     assert set(np.unique(y)) <= {0.0, 2.0} and 0.2 < (y == 0).mean() < 0.8
     with pytest.raises(ValueError, match=f"expected ndim={len(shape)}"):
         cls(0.5)(np.ones((2, 3), np.float32))
+    check_config(cls(0.3, seed=4), x)
 
 
 def test_activity_regularization_adds_its_penalty_to_losses():
