@@ -11,6 +11,7 @@ from tfn.keras import (  # noqa: F401
     layers_attention,
     layers_conv1d,
     layers_conv2d,
+    layers_image,
     layers_merge,
     layers_noise,
     layers_norm,
@@ -27,8 +28,8 @@ from tfn.keras.models import Model, Sequential  # noqa: F401
 
 # The layer families written in their own files (they import layers.py's Layer) are exported as tfn.keras.layers.X,
 # with the merge layers' functional forms (tfn.keras.layers.add([a, b]), ...)
-_FAMILIES = (layers_activation, layers_attention, layers_conv1d, layers_conv2d, layers_merge, layers_noise, layers_norm,
-             layers_preprocessing, layers_recurrent, layers_reshape, layers_wrappers)
+_FAMILIES = (layers_activation, layers_attention, layers_conv1d, layers_conv2d, layers_image, layers_merge,
+             layers_noise, layers_norm, layers_preprocessing, layers_recurrent, layers_reshape, layers_wrappers)
 for _family in _FAMILIES:
     for _name, _value in vars(_family).items():
         if isinstance(_value, type) and issubclass(_value, layers.Layer) and not _name.startswith("_"):
