@@ -29,9 +29,9 @@ def _and(a, b):
 
 
 def _masked_softmax(scores, mask):
-    if mask is not None:
-        mask = tf.broadcast_to(mask, tf.shape(scores))
-        scores = tf.where(mask, scores, tf.zeros_like(scores) + _MASKED)
+    if mask is not None:  # broadcast by multiplying: the steps may be known only when the function runs
+        keep = tf.cast(mask, "float32") * tf.ones_like(scores)
+        scores = tf.where(keep > 0.5, scores, tf.zeros_like(scores) + _MASKED)
     return tf.nn.softmax(scores, -1)
 
 
@@ -178,7 +178,7 @@ class Attention(Layer):
         if use_causal_mask:
             keep = _and(keep, tf.expand_dims(_causal(tf.shape(scores)[1], tf.shape(scores)[2]), 0))
         if keep is not None:  # Keras subtracts 1e9 from the scores of masked-out keys
-            scores = scores - 1e9 * (1.0 - tf.cast(tf.broadcast_to(keep, tf.shape(scores)), "float32"))
+            scores = scores - 1e9 * (1.0 - tf.cast(keep, "float32"))
         weights = tf.nn.softmax(scores, -1)
         used = tf.nn.dropout(weights, self.dropout, seed=self.seed) if training and self.dropout > 0 else weights
         result = tf.matmul(used, value)

@@ -139,3 +139,12 @@ def test_transformer_block_trains():
     y = (x[:, :, 0] * x[:, ::-1, 1]).sum(1, keepdims=True) / 2  # pairs steps t and T-1-t: needs attention
     model = TinyTransformer()
     fit_reduces_loss(model, x, y, epochs=15, factor=0.7, optimizer=tf.keras.optimizers.Adam(0.01))
+
+
+def test_attention_with_steps_known_only_at_run_time():
+    x = rand(2, 5, 3)
+    mha, att = L.MultiHeadAttention(2, 2), L.Attention()
+    spec = [tf.TensorSpec([None, None, 3], tf.float32)]
+    for fn in (lambda t: mha(t, t, use_causal_mask=True), lambda t: att([t, t], use_causal_mask=True)):
+        want = fn(x).numpy()
+        np.testing.assert_allclose(tf.function(fn, input_signature=spec)(x).numpy(), want, rtol=1e-5, atol=1e-6)
