@@ -1,7 +1,7 @@
-"""Keras's noise and regularisation layers: GaussianNoise, GaussianDropout, SpatialDropout1D/2D (active only when
-called with training=True, as in fit's train step; the identity in predict and evaluate) and ActivityRegularization
-(adds l1 * sum|x| + l2 * sum x^2, over the batch size, to the model's losses). The random draws come from
-tfn.random's counter-based generator: new on every call, also inside compiled code."""
+"""Keras's noise and regularisation layers: GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D/2D
+(active only when called with training=True, as in fit's train step; the identity in predict and evaluate) and
+ActivityRegularization (adds l1 * sum|x| + l2 * sum x^2, over the batch size, to the model's losses). The random
+draws come from tfn.random's counter-based generator: new on every call, also inside compiled code."""
 import math
 
 from tfn import random as tfn_random
@@ -48,6 +48,28 @@ class GaussianDropout(Layer):
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+class AlphaDropout(Layer):
+    """In training, dropout that keeps SELU's self-normalisation: dropped elements are set to SELU's negative
+    saturation value -alpha * scale, then a * x + b restores the mean and variance (Keras's AlphaDropout)."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate, self.noise_shape, self.seed = _fraction(rate, "rate"), noise_shape, seed
+
+    def call(self, inputs, training=False):
+        if not training or self.rate <= 0:
+            return inputs
+        alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+        shape = tf.shape(inputs) if self.noise_shape is None else self.noise_shape
+        kept = tf.cast(tfn_random.uniform(shape, seed=self.seed) >= self.rate, "float32")
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        return a * (inputs * kept + alpha_p * (1.0 - kept)) + b
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
 
 
 class SpatialDropout1D(Dropout):

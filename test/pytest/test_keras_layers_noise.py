@@ -34,6 +34,20 @@ def test_gaussian_noise_and_dropout_statistics_training_only():
         L.GaussianDropout(-0.1)
 
 
+def test_alpha_dropout_keeps_selu_statistics():
+    x = tf.nn.selu(tf.constant(np.random.default_rng(3).standard_normal((400, 250)).astype(np.float32))).numpy()
+    layer = L.AlphaDropout(0.2)
+    np.testing.assert_array_equal(layer(x).numpy(), x)
+    y = tf.function(lambda t: layer(t, training=True))(x).numpy()
+    assert abs(y.mean() - x.mean()) < 0.02 and abs(y.std() - x.std()) < 0.02  # mean 0, variance 1 kept
+    alpha_p = -1.6732632423543772 * 1.0507009873554805
+    a = ((1 - 0.2) * (1 + 0.2 * alpha_p ** 2)) ** -0.5
+    dropped = np.isclose(y, a * alpha_p - a * alpha_p * 0.2, atol=1e-5)
+    assert 0.18 < dropped.mean() < 0.22
+    np.testing.assert_allclose(y[~dropped], a * x[~dropped] - a * alpha_p * 0.2, rtol=1e-5, atol=1e-5)
+    check_config(L.AlphaDropout(0.1, seed=2), x)
+
+
 @pytest.mark.parametrize("cls,shape", [(L.SpatialDropout1D, (6, 40, 8)), (L.SpatialDropout2D, (6, 5, 8, 8))])
 def test_spatial_dropout_drops_whole_channels(cls, shape):
     x = np.ones(shape, np.float32)
