@@ -71,7 +71,7 @@ class _RNN(Layer):
                              f"of time steps; received input shape {tuple(inputs.shape)}")
         batch = tf.shape(inputs)[0]
         states = self._initial_states(initial_state, batch)
-        x = inputs
+        x = inputs if inputs.dtype.is_floating else tf.cast(inputs, "float32")
         if training and 0 < self.dropout < 1:  # one mask per sequence, shared by every step (as Keras)
             mask = tf.nn.dropout(tf.ones(tf.stack([batch, x.shape[-1]])), self.dropout, seed=self.seed)
             x = x * tf.expand_dims(mask, 1)

@@ -40,6 +40,9 @@ class Reshape(Layer):
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(target_shape, (list, tuple)):
+            raise TypeError(f"The `target_shape` argument must be a tuple of integers. Received: "
+                            f"target_shape={target_shape!r}")
         target = tuple(target_shape)
         if any(not isinstance(d, (int, np.integer)) or (d < 1 and d != -1) for d in target) or \
                 sum(d == -1 for d in target) > 1:
@@ -79,6 +82,8 @@ class Permute(Layer):
 
     def __init__(self, dims, **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(dims, (list, tuple)):
+            raise TypeError(f"The `dims` argument of Permute must be a tuple of integers. Received: dims={dims!r}")
         self.dims = tuple(dims)
         if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
             raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "

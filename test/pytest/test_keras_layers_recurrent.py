@@ -106,6 +106,9 @@ def test_weights_initial_state_and_config():
         L.LSTM(2, stateful=True)
     with pytest.raises(ValueError, match="expected ndim=3"):
         L.GRU(2)(rand(2, 3))
+    ints = np.arange(24, dtype=np.int32).reshape(2, 4, 3) % 3  # integer sequences are read as float32
+    gru = L.GRU(2)
+    np.testing.assert_allclose(gru(ints).numpy(), gru(ints.astype(np.float32)).numpy(), rtol=1e-6)
 
 
 def test_dropout_applies_in_training_only():

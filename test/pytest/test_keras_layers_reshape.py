@@ -75,6 +75,10 @@ def test_errors():
         L.Reshape((5,))(rand(2, 3))
     with pytest.raises(ValueError, match="Permute"):
         L.Permute((1, 3))
+    with pytest.raises(TypeError, match="dims"):
+        L.Permute(3)
+    with pytest.raises(TypeError, match="target_shape"):
+        L.Reshape(5)
     with pytest.raises(ValueError, match="expected ndim=2, found ndim=3"):
         L.RepeatVector(2)(rand(2, 3, 4))
     with pytest.raises(TypeError, match="integer"):
