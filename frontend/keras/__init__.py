@@ -7,6 +7,18 @@ from tfn.keras import (  # noqa: F401
     callbacks,
     initializers,
     layers,
+    layers_activation,
+    layers_attention,
+    layers_conv1d,
+    layers_conv2d,
+    layers_image,
+    layers_merge,
+    layers_noise,
+    layers_norm,
+    layers_preprocessing,
+    layers_recurrent,
+    layers_reshape,
+    layers_wrappers,
     losses,
     metrics,
     optimizers,
@@ -15,6 +27,17 @@ from tfn.keras import (  # noqa: F401
 )
 from tfn.keras.layers import Input, Layer  # noqa: F401
 from tfn.keras.models import Model, Sequential  # noqa: F401
+
+# The layer families written in their own files (they import layers.py's Layer) are exported as tfn.keras.layers.X,
+# with the merge layers' functional forms (tfn.keras.layers.add([a, b]), ...)
+_FAMILIES = (layers_activation, layers_attention, layers_conv1d, layers_conv2d, layers_image, layers_merge,
+             layers_noise, layers_norm, layers_preprocessing, layers_recurrent, layers_reshape, layers_wrappers)
+for _family in _FAMILIES:
+    for _name, _value in vars(_family).items():
+        if isinstance(_value, type) and issubclass(_value, layers.Layer) and not _name.startswith("_"):
+            setattr(layers, _name, _value)
+for _name in layers_merge.FUNCTIONAL_FORMS:
+    setattr(layers, _name, getattr(layers_merge, _name))
 
 models = SimpleNamespace(Model=Model, Sequential=Sequential, load_model=saving.load_model, save_model=saving.save_model)
 backend = SimpleNamespace(floatx=utils.floatx, epsilon=utils.epsilon, image_data_format=utils.image_data_format,

@@ -65,7 +65,7 @@ def serialize(value, where):
     if callable(value) and _activation_name(value) is not None:
         return _activation_name(value)
     if hasattr(value, "get_config") and not isinstance(value, type):
-        return {"class_name": type(value).__name__, "config": value.get_config()}
+        return {"class_name": type(value).__name__, "config": serialize(value.get_config(), where)}
     raise TypeError(f"Cannot save {where} = {value!r}: a config holds numbers, strings, lists, dicts, Keras "
                     "layers, initializers, optimizers, losses and activation names; give the class a get_config() "
                     "returning such values (and a from_config() if its constructor takes others)")

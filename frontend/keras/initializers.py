@@ -127,6 +127,25 @@ class LecunNormal(VarianceScaling):
         super().__init__(1.0, "fan_in", "truncated_normal", seed)
 
 
+class Orthogonal(Initializer):
+    """A random orthogonal matrix (Keras's: the Q of a normal draw's QR, signs fixed by R's diagonal), times `gain`;
+    a kernel of rank > 2 is flattened to (prod(shape[:-1]), shape[-1])."""
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def sample(self, shape):
+        if len(shape) < 2:
+            raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: shape={shape} of "
+                             f"rank {len(shape)}.")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        q, r = np.linalg.qr(_rng(self.seed).normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return self.gain * q.reshape(shape)
+
+
 def _rng(seed):
     return tfn_random.numpy_generator() if seed is None else np.random.default_rng(seed)
 
@@ -134,7 +153,7 @@ def _rng(seed):
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
             "random_normal": RandomNormal, "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal,
             "he_normal": HeNormal, "he_uniform": HeUniform, "lecun_normal": LecunNormal,
-            "variance_scaling": VarianceScaling}
+            "variance_scaling": VarianceScaling, "orthogonal": Orthogonal}
 
 
 def get(identifier):

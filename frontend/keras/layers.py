@@ -11,6 +11,7 @@ from tfn.state.module import Module
 from tfn.state.variables import Variable
 
 _NAME_COUNTS = {}
+_CALL_DEPTH = [0]  # layers being called now: a call at depth 0 (the outermost) clears the losses of the last one
 
 
 def unique_name(base):
@@ -42,15 +43,6 @@ class Layer(Module):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         config.record_init(cls)  # get_config returns the arguments a layer was made with
-
-    def get_config(self):
-        """The arguments the layer was made with, by name (frontend/keras/config.py), with its name and trainable
-        flag; `from_config(config)` makes the same layer again."""
-        return {**config.object_config(self), "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
     def __setattr__(self, key, value):
         # sublayers are found in assignment order, as Keras tracks them (tfn.Module sorts by attribute name)
@@ -90,7 +82,13 @@ class Layer(Module):
                 self._build_input_shape = (None, *shape[1:])
         if training is not None and _takes_training(self.call):
             kwargs["training"] = training
-        outputs = self.call(inputs, *args, **kwargs)
+        if _CALL_DEPTH[0] == 0:
+            self._clear_losses()
+        _CALL_DEPTH[0] += 1
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _CALL_DEPTH[0] -= 1
         if hasattr(outputs, "shape"):
             self._output_shape = (None, *tuple(outputs.shape)[1:]) if len(outputs.shape) else ()
         return outputs
@@ -108,6 +106,42 @@ class Layer(Module):
             if want is not None and bad:
                 raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected '
                                  f"{what}={want}, found ndim={rank}. Full shape received: {tuple(inputs.shape)}")
+
+    def add_loss(self, loss):
+        """Add a scalar loss (from `call`): `model.losses` holds it until the next outermost call, and fit's and
+        evaluate's loss add it to the compiled loss."""
+        self.__dict__.setdefault("_losses", []).append(loss)
+
+    @property
+    def losses(self):
+        """The losses `add_loss` added during the last outermost call, this layer's then its sublayers'."""
+        out, seen = [], set()
+        for layer in [self] + self._all_sublayers():
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out += layer.__dict__.get("_losses", [])
+        return out
+
+    def _all_sublayers(self):
+        out = []
+        for layer in self._tracked:
+            out += [layer] + layer._all_sublayers()
+        return out
+
+    def _clear_losses(self):
+        for layer in [self] + self._all_sublayers():
+            layer.__dict__.pop("_losses", None)
+
+    def get_config(self):
+        """Keras's config: the constructor's arguments. Here those a subclass was made with, found by its
+        __init__'s signature (frontend/keras/config.py; a layer may spell out its own), with name, trainable and
+        dtype."""
+        return {**config.object_config(self), "name": self.name, "trainable": self.trainable, "dtype": "float32"}
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer of this class made from `get_config()`'s dictionary."""
+        return cls(**config)
 
     @property
     def output_shape(self):
@@ -191,6 +225,11 @@ def _padding(value):
     return value.lower()
 
 
+def _activation_config(fn):
+    """An activation function's name for get_config (the function itself if it is not one of Keras's)."""
+    return next((name for name, f in activations._BY_NAME.items() if f is fn), fn)
+
+
 class InputLayer(Layer):
     """A placeholder for the input shape of a Sequential model (`keras.Input(shape=...)`)."""
 
@@ -237,6 +276,11 @@ class Dense(Layer):
             y = tf.reshape(y, [-1 if d is None else d for d in shape[:-1]] + [self.units])
         return self.activation(y)
 
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
+
 
 class Conv2D(Layer):
     """2-D convolution of NHWC inputs (tfn.nn.conv2d), plus bias, then the activation."""
@@ -270,6 +314,13 @@ class Conv2D(Layer):
         if self.bias is not None:
             y = y + self.bias
         return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer}
 
 
 class DepthwiseConv2D(Layer):
@@ -311,6 +362,13 @@ class DepthwiseConv2D(Layer):
             y = y + self.bias
         return self.activation(y)
 
+    def get_config(self):
+        return {**super().get_config(), "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "depth_multiplier": self.depth_multiplier, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "activation": _activation_config(self.activation),
+                "use_bias": self.use_bias, "depthwise_initializer": self.depthwise_initializer,
+                "bias_initializer": self.bias_initializer}
+
 
 class _Pooling2D(Layer):
     input_ndim = 4
@@ -327,6 +385,10 @@ class _Pooling2D(Layer):
     def call(self, inputs):
         pool = tf.nn.max_pool2d if self.kind == "max" else tf.nn.avg_pool2d
         return pool(inputs, self.pool_size, self.strides, self.padding.upper())
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding, "data_format": "channels_last"}
 
 
 class MaxPooling2D(_Pooling2D):
@@ -353,6 +415,9 @@ class GlobalAveragePooling2D(Layer):
 
     def call(self, inputs):
         return tf.reduce_mean(inputs, axis=[1, 2], keepdims=self.keepdims)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": "channels_last", "keepdims": self.keepdims}
 
 
 class Flatten(Layer):
@@ -385,6 +450,9 @@ class Dropout(Layer):
         # (a None in noise_shape, or a None batch dimension of the input: the input's size, read at run time)
         return tf.nn.dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
+
 
 class Activation(Layer):
     """activation(inputs)."""
@@ -395,6 +463,9 @@ class Activation(Layer):
 
     def call(self, inputs):
         return self.activation(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": _activation_config(self.activation)}
 
 
 class ReLU(Layer):
@@ -411,6 +482,10 @@ class ReLU(Layer):
             y = tf.minimum(y, tf.zeros_like(y) + self.max_value)
         return y
 
+    def get_config(self):
+        return {**super().get_config(), "max_value": self.max_value, "negative_slope": self.negative_slope,
+                "threshold": self.threshold}
+
 
 class Softmax(Layer):
     def __init__(self, axis=-1, **kwargs):
@@ -419,6 +494,9 @@ class Softmax(Layer):
 
     def call(self, inputs):
         return activations.softmax(inputs, self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
 
 
 class Embedding(Layer):
@@ -437,6 +515,10 @@ class Embedding(Layer):
 
     def call(self, inputs):
         return tf.gather(self.embeddings, tf.cast(inputs, "int32"))
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
+                "embeddings_initializer": self.embeddings_initializer}
 
 
 class BatchNormalization(Layer):
@@ -479,3 +561,7 @@ class BatchNormalization(Layer):
         if self.beta is not None:
             y = y + tf.reshape(self.beta, self._bshape)
         return y
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}

@@ -57,7 +57,10 @@ class Model(Layer):
         return [self._loss_tracker] + list(self.compiled_metrics) if self.loss is not None else []
 
     def compute_loss(self, y, y_pred):
-        return self.loss(y, y_pred)
+        """The compiled loss, plus the losses the layers added (`add_loss`) in the call that gave y_pred."""
+        loss = self.loss(y, y_pred)
+        extra = self.losses
+        return loss if not extra else loss + tf.add_n(extra)
 
     def train_step(self, x, y):
         """One optimisation step on a batch; the metrics accumulate its loss and predictions."""

@@ -72,11 +72,10 @@ def deserialize(value, custom_objects=None):
 def _model_config(model):
     if isinstance(model, Sequential):
         entry = {"class_name": "Sequential", "config": {
-            "name": model.name, "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                                           for layer in model.layers]}}
+            "name": model.name, "layers": [serialize(layer, f"layer {layer.name}") for layer in model.layers]}}
         shape = model._input_shape
     else:
-        entry = {"class_name": type(model).__name__, "config": model.get_config()}
+        entry = serialize(model, f"model {model.name}")
         shape = getattr(model, "_build_shape", None) or model.__dict__.get("_build_input_shape")
     entry["build_input_shape"] = None if shape is None else [None if d is None else int(d) for d in shape]
     compile_args = model.__dict__.get("_compile_arguments")

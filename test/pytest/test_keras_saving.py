@@ -81,3 +81,19 @@ def test_what_cannot_be_saved(tmp_path):
     (tmp_path / "junk.keras").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="is not a model saved by tfn's Model.save"):
         tf.keras.models.load_model(tmp_path / "junk.keras")
+
+
+def test_a_sequence_model_of_many_layer_kinds_round_trips(tmp_path):
+    """Conv1D, LayerNormalization, GRU, Dropout and Dense (their own get_config) saved and loaded: same outputs."""
+    x = RNG.random((6, 12, 3)).astype(np.float32)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(12, 3)),
+                                 tf.keras.layers.Conv1D(4, 3, padding="causal", activation="relu"),
+                                 tf.keras.layers.LayerNormalization(),
+                                 tf.keras.layers.GRU(5), tf.keras.layers.Dropout(0.2), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, RNG.random((6, 2)).astype(np.float32), epochs=1, verbose=0)
+    model.save(tmp_path / "seq.keras")
+    loaded = tf.keras.models.load_model(tmp_path / "seq.keras")
+    assert [type(layer).__name__ for layer in loaded.layers] == ["Conv1D", "LayerNormalization", "GRU", "Dropout",
+                                                                  "Dense"]
+    np.testing.assert_allclose(loaded.predict(x), model.predict(x), rtol=1e-6, atol=1e-6)
