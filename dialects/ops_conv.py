@@ -140,11 +140,25 @@ def _max_pool_infer(types, attrs):
     return rules.tensor((x.shape[0], oh, ow, x.shape[3]), x.dtype)
 
 
-def pool_taps(xp, attrs, oh, ow):
+def tap_range(size, k, stride, before, out):
+    """The taps of a window dim that some window reads an input element with (padded coordinates r s + i in
+    [before, before + size)); the others read only padding. Every SAME window covers an input element, so a max
+    or a padding-excluding mean needs no other: a window far wider than the input has ~size taps, not k."""
+    return range(max(0, before - (out - 1) * stride), min(k - 1, before + size - 1) + 1)
+
+
+def window_taps(shape, attrs):
+    """(i, j) of the taps pooling over an NHWC input of `shape` reads, in row-major order (tap_range's)."""
+    (kh, kw), (sh, sw), same = attrs["ksize"], attrs["strides"], attrs["same"]
+    (pt, _, oh), (pl, _, ow) = pool_geometry(shape[1], kh, sh, same), pool_geometry(shape[2], kw, sw, same)
+    return [(i, j) for i in tap_range(shape[1], kh, sh, pt, oh) for j in tap_range(shape[2], kw, sw, pl, ow)]
+
+
+def pool_taps(xp, x_shape, attrs, oh, ow):
     """The windows' taps of the padded input xp: ((i, j), xp[:, i + s y, j + s x, :]) in row-major tap order."""
-    (kh, kw), (sh, sw) = attrs["ksize"], attrs["strides"]
+    (sh, sw) = attrs["strides"]
     return [((i, j), xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :])
-            for i in range(kh) for j in range(kw)]
+            for i, j in window_taps(x_shape, attrs)]
 
 
 def _padded(x, attrs, fill):
@@ -157,7 +171,7 @@ def _max_pool_kernel(arrays, attrs):
     (x,) = arrays
     xp, (_, _, oh, ow) = _padded(x, attrs, np.finfo(x.dtype).min)
     out = None
-    for _, tap in pool_taps(xp, attrs, oh, ow):
+    for _, tap in pool_taps(xp, x.shape, attrs, oh, ow):
         out = tap if out is None else np.maximum(out, tap)
     return out.copy()
 
@@ -177,7 +191,7 @@ def _max_pool_grad_infer(types, attrs):
 def _max_pool_grad_kernel(arrays, attrs):
     x, g = arrays
     xp, (pt, pl, oh, ow) = _padded(x, attrs, np.finfo(x.dtype).min)
-    taps = pool_taps(xp, attrs, oh, ow)
+    taps = pool_taps(xp, x.shape, attrs, oh, ow)
     best, first = taps[0][1], np.zeros(g.shape, np.int64)
     for t, (_, tap) in enumerate(taps[1:], 1):
         first = np.where(tap > best, t, first)  # strictly greater: ties keep the first maximum

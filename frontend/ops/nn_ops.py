@@ -6,7 +6,7 @@ from tfn.core.api import export, op_api
 from tfn.core.dispatch import apply, tensors
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import ops
-from tfn.dialects.ops_conv import check_padded
+from tfn.dialects.ops_conv import check_padded, window_taps
 from tfn.ops import array_ops, fill_ops, math_ops, reduction_ops, slicing_ops
 
 
@@ -150,7 +150,10 @@ def _pad_axis(x, axis, before, after, value):
     if before == 0 and after == 0:
         return x
     edge = fill_ops.zeros_like(x[(slice(None),) * axis + (slice(0, 1),)]) + value
-    return array_ops.concat([edge] * before + [x] + [edge] * after, axis)
+
+    def run(n):  # n slices of the edge: one tile, not a list of n tensors to concatenate
+        return array_ops.tile(edge, [n if a == axis else 1 for a in range(x.ndim)])
+    return array_ops.concat(([run(before)] if before else []) + [x] + ([run(after)] if after else []), axis)
 
 
 def _pool_geometry(size, k, s, same):
@@ -181,10 +184,9 @@ def _pool2d(input, ksize, strides, padding, data_format, kind):  # noqa: A002
     check_padded("AvgPool", tuple(x.shape), (pt, pb, pl, pr), x.dtype)
     xp = _pad_axis(_pad_axis(x, 1, pt, pb, 0.0), 2, pl, pr, 0.0)
     out = None
-    for i in range(kh):
-        for j in range(kw):
-            tap = xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :]
-            out = tap if out is None else out + tap
+    for i, j in window_taps((None, h, w, None), {"ksize": (kh, kw), "strides": (sh, sw), "same": same}):
+        tap = xp[:, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw, :]  # (taps of padding only add 0)
+        out = tap if out is None else out + tap
     # each window's mean over its elements inside the input (TF's SAME average leaves the padding out)
     rows = np.array([min(r * sh - pt + kh, h) - max(r * sh - pt, 0) for r in range(oh)])
     cols = np.array([min(c * sw - pl + kw, w) - max(c * sw - pl, 0) for c in range(ow)])

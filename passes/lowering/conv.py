@@ -7,7 +7,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from tfn.dialects import ops
 from tfn.dialects import types as ttypes
-from tfn.dialects.ops_conv import pool_geometry, same_pads
+from tfn.dialects.ops_conv import pool_geometry, same_pads, window_taps
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
@@ -117,10 +117,10 @@ def _pool_pad(x, tt, attrs, value):
 
 def _window_slices(x, tt, attrs, oh, ow):
     """(offsets, sizes (dynamic ones as values), static sizes, strides) of each tap of the windows, in tap order."""
-    (kh, kw), (sh, sw) = attrs["ksize"], attrs["strides"]
+    (sh, sw) = attrs["strides"]
     dyn = [dim(x, a) for a in (0, 3) if tt.shape[a] is None]
     static = [_dyn(tt.shape[0]), oh, ow, _dyn(tt.shape[3])]
-    return [([0, i, j, 0], dyn, static, [1, sh, sw, 1]) for i in range(kh) for j in range(kw)]
+    return [([0, i, j, 0], dyn, static, [1, sh, sw, 1]) for i, j in window_taps(tt.shape, attrs)]
 
 
 def _taps(xp, tt, attrs, oh, ow, result):

@@ -339,6 +339,30 @@ def test_windows_whose_padded_input_overflows_raise_tf_errors(tmp_path):
     assert done.returncode == 1 and "Encountered overflow" in done.stderr, done.stderr[-2000:]
 
 
+def test_a_pooling_window_far_wider_than_the_input_reads_only_the_taps_that_touch_it():
+    """Pooling unrolled every tap of the window: a SAME max_pool2d of ksize [3, 65536] on a 5x7 input made a
+    linalg.generic of 196,608 results for its gradient (the compile never ended), avg_pool2d concatenated 65,536
+    slices of padding. Taps that read only padding are left out; results are the windows' max / in-bounds mean."""
+    code = textwrap.dedent("""
+        import numpy as np
+        import tfn
+        x = np.random.default_rng(1).random([1, 5, 7, 2]).astype(np.float32)
+        for pool, ref in ((tfn.nn.max_pool2d, x.max(2, keepdims=True)), (tfn.nn.avg_pool2d, x.mean(2, keepdims=True))):
+            @tfn.function
+            def f(v):
+                with tfn.GradientTape() as tape:
+                    tape.watch(v)
+                    y = pool(v, [1, 65536], [1, 2], "SAME")
+                    total = tfn.reduce_sum(y)
+                return y, tape.gradient(total, v)
+            y, g = f(tfn.constant(x))
+            print(pool.__name__, y.shape, np.allclose(y.numpy(), np.repeat(ref, 4, 2)), round(float(tfn.reduce_sum(g))))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["max_pool2d (1, 5, 4, 2) True 40", "avg_pool2d (1, 5, 4, 2) True 40"]
+
+
 def test_malloc_returning_null_raises_resource_exhausted():
     """Under an address-space limit, a buffer smaller than the machine's memory still fails to allocate: malloc
     returns null, the function returns at once and the call raises; the process and the function live on."""
