@@ -79,6 +79,21 @@ func.func @float64_inside(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32
   return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
 }
 
+// The inverse, hyperbolic and other libm functions (atan, asin, acos, tan, sinh, cosh, asinh, acosh, atanh,
+// erfc, atan2) are libm's in float64, rounded once, as erf.
+// CHECK-LABEL: func.func @libm_float64
+func.func @libm_float64(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: arith.extf {{.*}} : f32 to f64
+  // CHECK: math.atan {{.*}} : f64
+  // CHECK: arith.truncf {{.*}} : f64 to f32
+  %0 = "tfn.atan"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.erfc {{.*}} : f64
+  %1 = "tfn.erfc"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.atan2 {{.*}} : f64
+  %2 = "tfn.atan2"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // Broadcasting: the row vector is read through (d0, d1) -> (d1).
 // CHECK-LABEL: func.func @binary
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<4xf32>)
