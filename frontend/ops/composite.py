@@ -26,3 +26,15 @@ def norm_axis(op, axis, rank):
         raise user_error(InvalidArgumentError(f"axis {axis} is out of range for a tensor of rank {rank}: expected "
                                               f"[{-rank}, {rank}) [Op:{op}]"))
     return axis % rank
+
+
+def with_gradient(forward, backward, *inputs):
+    """forward(*inputs) computed without recording its ops; tapes differentiate its one result through
+    backward(y, dy) -> one gradient (or None) per input (as tfn.custom_gradient, for composites whose own ops'
+    gradients would be wrong or slow: a factorisation's loop, a branch that is NaN off its domain)."""
+    from tfn.gradients import recording  # start-up cost: (and layering) loaded with the first composite
+    from tfn.ops.math_ops import identity  # start-up cost: (math_ops imports this module's users)
+    with recording.pause():
+        y = identity(forward(*inputs))
+    recording.record_backward(list(inputs), [y], lambda grads: list(backward(y, grads[0])))
+    return y
