@@ -8,6 +8,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     array_ops,
     clip_ops,
     collective_ops,
+    counting_ops,
     debugging_ops,
     dropout_ops,
     einsum_ops,
