@@ -6,6 +6,7 @@ Importing this package imports every family that registers public functions (cor
 from tfn.ops import (  # noqa: F401  (each registers its family's public functions)
     activation_ops,
     array_ops,
+    cholesky_ops,
     clip_ops,
     collective_ops,
     counting_ops,
