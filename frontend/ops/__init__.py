@@ -23,6 +23,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     math_ops,
     matrix_ops,
     nn_ops,
+    norm_ops,
     normalization_ops,
     print_ops,
     reduction_ops,
@@ -37,4 +38,6 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     sort_ops,
     split_ops,
     statistics_ops,
+    tensor_diag_ops,
+    tensordot_ops,
 )
