@@ -9,6 +9,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     cholesky_ops,
     clip_ops,
     collective_ops,
+    conv_variants_ops,
     counting_ops,
     debugging_ops,
     dropout_ops,
