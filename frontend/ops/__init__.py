@@ -18,6 +18,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     fill_ops,
     gamma_ops,
     gauss_jordan_ops,
+    graph_util_ops,
     linalg_ops,
     loss_ops,
     map_fn,
