@@ -1,0 +1,111 @@
+"""tf.linalg's det, slogdet, logdet, inv, solve, cholesky, triangular_solve and cholesky_solve: eagerly and compiled
+against NumPy (float32 to its rounding, float64 closely), batches, TF's errors, and TF's gradients checked by central
+differences."""
+import numpy as np
+import pytest
+from opcheck import central_differences
+
+import tfn
+
+RNG = np.random.default_rng(11)
+A = RNG.normal(size=(3, 5, 5))
+B = RNG.normal(size=(3, 5, 2))
+SPD = A @ A.transpose(0, 2, 1) + 5 * np.eye(5)
+LOW = np.linalg.cholesky(SPD)
+
+
+def _both(fn, *args):
+    tensors = [tfn.constant(a) for a in args]
+    return fn(*tensors).numpy(), tfn.function(fn)(*tensors).numpy()
+
+
+CASES = {
+    "det": (tfn.linalg.det, np.linalg.det, [A]),
+    "slogdet": (lambda a: tfn.linalg.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1], [A]),
+    "slogdet_sign": (lambda a: tfn.linalg.slogdet(a)[0], lambda a: np.linalg.slogdet(a)[0], [A]),
+    "logdet": (tfn.linalg.logdet, lambda a: np.linalg.slogdet(a)[1], [SPD]),
+    "inv": (tfn.linalg.inv, np.linalg.inv, [A]),
+    "inv_adjoint": (lambda a: tfn.linalg.inv(a, adjoint=True), lambda a: np.linalg.inv(a.transpose(0, 2, 1)), [A]),
+    "solve": (tfn.linalg.solve, np.linalg.solve, [A, B]),
+    "solve_adjoint": (lambda a, b: tfn.linalg.solve(a, b, adjoint=True),
+                      lambda a, b: np.linalg.solve(a.transpose(0, 2, 1), b), [A, B]),
+    "cholesky": (tfn.linalg.cholesky, np.linalg.cholesky, [SPD]),
+    "triangular_solve": (tfn.linalg.triangular_solve, np.linalg.solve, [LOW, B]),
+    "triangular_solve_adjoint": (lambda a, b: tfn.linalg.triangular_solve(a, b, adjoint=True),
+                                 lambda a, b: np.linalg.solve(a.transpose(0, 2, 1), b), [LOW, B]),
+    "triangular_solve_upper": (lambda a, b: tfn.linalg.triangular_solve(a, b, lower=False),
+                               lambda a, b: np.linalg.solve(np.triu(a), b), [LOW.transpose(0, 2, 1), B]),
+    "cholesky_solve": (tfn.linalg.cholesky_solve, lambda c, b: np.linalg.solve(c @ c.transpose(0, 2, 1), b),
+                       [LOW, B]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values(name, dtype):
+    fn, ref, args = CASES[name]
+    args = [a.astype(dtype) for a in args]
+    want = ref(*[a.astype(np.float64) for a in args])
+    rtol = 1e-5 if dtype == np.float32 else 1e-11  # float32: the float32 inputs' own conditioning
+    for got in _both(fn, *args):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+def test_a_single_matrix_and_a_triangle_read_only():
+    a = np.array([[4.0, 99.0], [2.0, 3.0]])
+    np.testing.assert_allclose(tfn.linalg.cholesky(a @ a.T * 0 + [[4.0, 99.0], [2.0, 5.0]]).numpy(),
+                               [[2.0, 0.0], [1.0, 2.0]])
+    np.testing.assert_allclose(tfn.linalg.triangular_solve(a, [[4.0], [8.0]]).numpy(), [[1.0], [2.0]])
+    np.testing.assert_allclose(tfn.linalg.det([[0.0, 1.0], [1.0, 0.0]]).numpy(), -1.0)
+
+
+def test_singular_and_not_positive_definite():
+    singular = np.ones((2, 2))
+    assert tfn.linalg.det(singular).numpy() == 0.0
+    sign, log = tfn.linalg.slogdet(singular)
+    assert sign.numpy() == 0.0 and log.numpy() == -np.inf
+    for fn in (tfn.linalg.inv, tfn.function(tfn.linalg.inv)):
+        with pytest.raises(tfn.errors.InvalidArgumentError, match="Input is not invertible"):
+            fn(tfn.constant(singular))
+    for fn in (tfn.linalg.cholesky, tfn.function(tfn.linalg.cholesky)):
+        with pytest.raises(tfn.errors.InvalidArgumentError, match="Cholesky decomposition was not successful"):
+            fn(tfn.constant(-np.eye(2)))
+    with pytest.raises(ValueError, match="square"):
+        tfn.linalg.det(np.ones((2, 3)))
+
+
+GRADS = {
+    "det": (tfn.linalg.det, np.linalg.det, [A[0]]),
+    "logdet": (lambda a: tfn.linalg.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1], [A[0]]),
+    "inv": (tfn.linalg.inv, np.linalg.inv, [A[:2]]),
+    "solve": (tfn.linalg.solve, np.linalg.solve, [A[:2], B[:2]]),
+    "solve_adjoint": (lambda a, b: tfn.linalg.solve(a, b, adjoint=True),
+                      lambda a, b: np.linalg.solve(a.transpose(0, 2, 1), b), [A[:2], B[:2]]),
+    # cholesky reads the lower triangle: the check symmetrises its input, as TF's gradient assumes
+    "cholesky": (lambda a: tfn.linalg.cholesky(0.5 * (a + tfn.linalg.matrix_transpose(a))),
+                 lambda a: np.linalg.cholesky(0.5 * (a + a.transpose(0, 2, 1))), [SPD[:2]]),
+    "triangular_solve": (tfn.linalg.triangular_solve, lambda a, b: np.linalg.solve(np.tril(a), b), [LOW[:2], B[:2]]),
+    "triangular_solve_upper_adjoint": (
+        lambda a, b: tfn.linalg.triangular_solve(a, b, lower=False, adjoint=True),
+        lambda a, b: np.linalg.solve(np.triu(a).transpose(0, 2, 1), b), [LOW[:2].transpose(0, 2, 1), B[:2]]),
+    "cholesky_solve": (tfn.linalg.cholesky_solve, lambda c, b: np.linalg.solve(np.tril(c) @ np.tril(c).transpose(
+        0, 2, 1), b), [LOW[:2], B[:2]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_gradients_by_central_differences(name):
+    fn, ref, args = GRADS[name]
+    weights = RNG.normal(size=np.shape(ref(*args)))
+
+    def grads(*xs):
+        with tfn.GradientTape() as tape:
+            for x in xs:
+                tape.watch(x)
+            loss = tfn.reduce_sum(fn(*xs) * tfn.constant(weights))
+        return tape.gradient(loss, list(xs))
+    want = central_differences(lambda a: float(np.sum(ref(*a) * weights)), [a.copy() for a in args], 1e-6)
+    for got in (grads(*[tfn.constant(a) for a in args]), tfn.function(grads)(*[tfn.constant(a) for a in args])):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6)
