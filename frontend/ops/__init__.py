@@ -30,6 +30,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     norm_ops,
     normalization_ops,
     print_ops,
+    qr_ops,
     reduction_ops,
     rounding_ops,
     safe_math_ops,

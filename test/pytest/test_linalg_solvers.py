@@ -109,3 +109,36 @@ def test_gradients_by_central_differences(name):
     for got in (grads(*[tfn.constant(a) for a in args]), tfn.function(grads)(*[tfn.constant(a) for a in args])):
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 6, 4)])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_values_are_lapacks(shape, full):
+    a = RNG.normal(size=shape)
+    want_q, want_r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    for dtype, rtol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        for fn in (tfn.linalg.qr, tfn.function(tfn.linalg.qr)):
+            q, r = fn(tfn.constant(a.astype(dtype)), full_matrices=full)
+            assert q.numpy().dtype == r.numpy().dtype == dtype
+            np.testing.assert_allclose(q.numpy(), want_q, rtol=rtol, atol=rtol)
+            np.testing.assert_allclose(r.numpy(), want_r, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_qr_gradient_by_central_differences(shape):
+    a = RNG.normal(size=shape)
+    wq, wr = (RNG.normal(size=x.shape) for x in np.linalg.qr(a))
+
+    def grads(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            q, r = tfn.linalg.qr(x)
+            loss = tfn.reduce_sum(q * wq) + tfn.reduce_sum(r * wr)
+        return tape.gradient(loss, x)
+
+    def loss(v):
+        q, r = np.linalg.qr(v[0])
+        return float(np.sum(q * wq) + np.sum(r * wr))
+    want = central_differences(loss, [a.copy()], 1e-6)[0]
+    for got in (grads(tfn.constant(a)), tfn.function(grads)(tfn.constant(a))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
