@@ -13,6 +13,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     counting_ops,
     debugging_ops,
     dropout_ops,
+    eigh_ops,
     einsum_ops,
     embedding_ops,
     fill_ops,

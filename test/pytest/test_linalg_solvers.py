@@ -142,3 +142,40 @@ def test_qr_gradient_by_central_differences(shape):
     want = central_differences(loss, [a.copy()], 1e-6)[0]
     for got in (grads(tfn.constant(a)), tfn.function(grads)(tfn.constant(a))):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 9])
+def test_eigh_values_vectors(n):
+    m = RNG.normal(size=(2, n, n))
+    a = np.tril(m) + 100 * np.triu(m, 1)  # only the lower triangle is read
+    want_e, want_v = np.linalg.eigh(a, UPLO="L")
+    for dtype, rtol in ((np.float64, 1e-12), (np.float32, 2e-6)):
+        for fn in (tfn.linalg.eigh, tfn.function(tfn.linalg.eigh)):
+            e, v = fn(tfn.constant(a.astype(dtype)))
+            scale = np.abs(want_e).max()
+            np.testing.assert_allclose(e.numpy(), want_e, rtol=rtol, atol=rtol * scale)
+            np.testing.assert_allclose(np.abs(v.numpy()), np.abs(want_v), atol=10 * rtol * scale)
+        np.testing.assert_allclose(tfn.linalg.eigvalsh(a.astype(dtype)).numpy(), want_e, rtol=rtol, atol=rtol * scale)
+
+
+def test_eigh_gradient_by_central_differences():
+    m = RNG.normal(size=(4, 4))
+    a = m + m.T
+    we, wv = RNG.normal(size=4), RNG.normal(size=(4, 4))
+
+    def grads(x):
+        with tfn.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            e, v = tfn.linalg.eigh(x)
+            loss = tfn.reduce_sum(e * we) + tfn.reduce_sum(v * v * wv)  # (v * v: the eigenvectors' signs do not matter)
+            only_e = tfn.reduce_sum(tfn.linalg.eigvalsh(x) * we)
+        return tape.gradient(loss, x), tape.gradient(only_e, x)
+
+    def loss(v):
+        e, vec = np.linalg.eigh(v[0], UPLO="L")
+        return float(np.sum(e * we) + np.sum(vec * vec * wv))
+    want = central_differences(loss, [a.copy()], 1e-6)[0]
+    want_e = central_differences(lambda v: float(np.sum(np.linalg.eigh(v[0], UPLO="L")[0] * we)), [a.copy()], 1e-6)[0]
+    for got, got_e in (grads(tfn.constant(a)), tfn.function(grads)(tfn.constant(a))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got_e.numpy(), want_e, rtol=1e-5, atol=1e-6)
