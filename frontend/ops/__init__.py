@@ -45,6 +45,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     space_depth_ops,
     split_ops,
     statistics_ops,
+    svd_ops,
     tensor_diag_ops,
     tensordot_ops,
 )

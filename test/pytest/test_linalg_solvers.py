@@ -179,3 +179,47 @@ def test_eigh_gradient_by_central_differences():
     for got, got_e in (grads(tfn.constant(a)), tfn.function(grads)(tfn.constant(a))):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(got_e.numpy(), want_e, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 1), (1, 3), (4, 4), (6, 3), (3, 6), (2, 7, 5)])
+def test_svd_values_vectors(shape):
+    a = RNG.normal(size=shape)
+    want_u, want_s, want_vt = np.linalg.svd(a, full_matrices=False)
+    want_v = np.swapaxes(want_vt, -1, -2)
+    for dtype, rtol in ((np.float64, 1e-12), (np.float32, 2e-6)):
+        for fn in (tfn.linalg.svd, tfn.function(tfn.linalg.svd)):
+            s, u, v = fn(tfn.constant(a.astype(dtype)))
+            np.testing.assert_allclose(s.numpy(), want_s, rtol=rtol, atol=rtol)
+            np.testing.assert_allclose(np.abs(u.numpy()), np.abs(want_u), atol=10 * rtol)
+            np.testing.assert_allclose(np.abs(v.numpy()), np.abs(want_v), atol=10 * rtol)
+        s_only = tfn.linalg.svd(a.astype(dtype), compute_uv=False)
+        np.testing.assert_allclose(s_only.numpy(), want_s, rtol=rtol, atol=rtol)
+    s, u, v = tfn.linalg.svd(a, full_matrices=True)
+    for x, k in ((u, shape[-2]), (v, shape[-1])):
+        np.testing.assert_allclose(np.swapaxes(x.numpy(), -1, -2) @ x.numpy(), np.broadcast_to(np.eye(k), x.shape),
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_svd_gradient_by_central_differences(shape):
+    a = RNG.normal(size=shape)
+    k = min(shape)
+    ws, wu, wv = RNG.normal(size=k), RNG.normal(size=(shape[0], k)), RNG.normal(size=(shape[1], k))
+
+    def grads(x):
+        with tfn.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            s, u, v = tfn.linalg.svd(x)
+            loss = tfn.reduce_sum(s * ws) + tfn.reduce_sum(u * u * wu) + tfn.reduce_sum(v * v * wv)
+            only_s = tfn.reduce_sum(tfn.linalg.svd(x, compute_uv=False) * ws)
+        return tape.gradient(loss, x), tape.gradient(only_s, x)
+
+    def loss(x):
+        u, s, vt = np.linalg.svd(x[0], full_matrices=False)
+        return float(np.sum(s * ws) + np.sum(u * u * wu) + np.sum(vt.T * vt.T * wv))
+    want = central_differences(loss, [a.copy()], 1e-6)[0]
+    want_s = central_differences(lambda x: float(np.sum(np.linalg.svd(x[0], compute_uv=False) * ws)), [a.copy()],
+                                 1e-6)[0]
+    for got, got_s in (grads(tfn.constant(a)), tfn.function(grads)(tfn.constant(a))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got_s.numpy(), want_s, rtol=1e-5, atol=1e-6)
