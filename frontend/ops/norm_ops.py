@@ -1,7 +1,6 @@
 """tf.norm (tf.linalg.norm): vector norms (euclidean, 1, inf, any p > 0) over one axis or the whole tensor, matrix
 norms (frobenius, 1, inf) over two axes, composed of tfn reductions as TF's own norm is (so the gradients are the
-reductions', NaN at 0 for the euclidean norm as TF's). The matrix 2-norm (TF: the largest singular value, by SVD) is
-not supported: tfn has no SVD."""
+reductions', NaN at 0 for the euclidean norm as TF's); the matrix 2-norm is the largest singular value (svd_ops)."""
 import math
 
 from tfn.core.api import export
@@ -43,9 +42,15 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         if rows == cols:
             raise user_error(ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got "
                                         f"{axis}"))
-        if ord == 2:
-            raise user_error(NotImplementedError("tfn.norm: the matrix 2-norm (the largest singular value) needs an "
-                                                 "SVD, which tfn does not have"))
+        if ord == 2:  # the largest singular value, of the two axes moved last
+            from tfn.ops import svd_ops  # start-up cost: (svd_ops imports the factorisation families)
+            rest = [d for d in range(x.ndim) if d not in (rows, cols)]
+            top = svd_ops.svd(array_ops.transpose(x, rest + [rows, cols]), compute_uv=False)[..., 0]
+            if not keepdims:
+                return top
+            for d in sorted([rows, cols]):
+                top = array_ops.expand_dims(top, d)
+            return top
         if ord in ("euclidean", "fro"):
             return _vector_norm(x, "euclidean", [rows, cols], keepdims)
         summed, other = (rows, cols) if ord == 1 else (cols, rows)
