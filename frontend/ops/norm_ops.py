@@ -6,7 +6,7 @@ import math
 from tfn.core.api import export
 from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import rules
-from tfn.ops import array_ops, math_ops, reduction_ops
+from tfn.ops import array_ops, math_ops, reduction_ops, svd_ops
 from tfn.ops.composite import require_dtype, user_error
 
 _MATRIX_ORDS = ("euclidean", "fro", 1, 2, math.inf)
@@ -43,7 +43,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
             raise user_error(ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got "
                                         f"{axis}"))
         if ord == 2:  # the largest singular value, of the two axes moved last
-            from tfn.ops import svd_ops  # start-up cost: (svd_ops imports the factorisation families)
             rest = [d for d in range(x.ndim) if d not in (rows, cols)]
             top = svd_ops.svd(array_ops.transpose(x, rest + [rows, cols]), compute_uv=False)[..., 0]
             if not keepdims:
