@@ -1,4 +1,4 @@
-"""tf.linalg.cholesky, triangular_solve (matrix_triangular_solve) and cholesky_solve: a tfn.while_loop over the
+"""tf.linalg.cholesky, triangular_solve and cholesky_solve: a tfn.while_loop over the
 columns (Cholesky-Banachiewicz: one column of L from the ones before it) or rows (substitution), in float64 for
 float16/float32 and rounded once, over batches [..., n, n]. Gradients are TF's (_CholeskyGrad,
 _MatrixTriangularSolveGrad); cholesky_solve is two triangular solves, differentiated through them. A matrix that is
@@ -87,7 +87,7 @@ def _substitute64(a, b, lower):
     return x
 
 
-@export("linalg.triangular_solve", "linalg.matrix_triangular_solve")
+@export("linalg.triangular_solve")
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     """x with matrix @ x = rhs (matrix^T @ x with adjoint=True) for each lower (or upper) triangular
     [..., n, n] matrix and its [..., n, k] right-hand sides; the other triangle is not read."""

@@ -106,7 +106,7 @@ def in_top_k(targets, predictions, k, name=None):
     return math_ops.logical_and(math_ops.logical_and(valid, finite), math_ops.less(above, k))
 
 
-@export("math.invert_permutation", "invert_permutation")
+@export("math.invert_permutation")
 def invert_permutation(x, name=None):
     """y with y[x[i]] = i for a permutation x of 0..n-1 (an index out of range raises InvalidArgumentError)."""
     x = convert_to_tensor(x)
@@ -117,7 +117,7 @@ def invert_permutation(x, name=None):
                                   array_ops.expand_dims(n, 0))
 
 
-@export("math.zero_fraction", "nn.zero_fraction")
+@export("math.zero_fraction")
 def zero_fraction(value, name=None):
     """The fraction of value's elements that are 0, as float32."""
     value = convert_to_tensor(value)
@@ -132,14 +132,14 @@ def _pairs(op, x):
     return flat[1:], flat[:-1]
 
 
-@export("math.is_non_decreasing", "debugging.is_non_decreasing")
+@export("math.is_non_decreasing")
 def is_non_decreasing(x, name=None):
     """Whether x[i] <= x[i + 1] for every i of x flattened (True with fewer than two elements)."""
     later, earlier = _pairs("is_non_decreasing", x)
     return reduction_ops.reduce_all(math_ops.greater_equal(later, earlier))
 
 
-@export("math.is_strictly_increasing", "debugging.is_strictly_increasing")
+@export("math.is_strictly_increasing")
 def is_strictly_increasing(x, name=None):
     """Whether x[i] < x[i + 1] for every i of x flattened (True with fewer than two elements)."""
     later, earlier = _pairs("is_strictly_increasing", x)

@@ -1,4 +1,4 @@
-"""tf.linalg.det, slogdet, logdet, inv and solve (tf.linalg.matrix_determinant, ...): Gauss-Jordan elimination
+"""tf.linalg.det, slogdet, logdet, inv and solve: Gauss-Jordan elimination
 with partial pivoting, a tfn.while_loop over the columns of [A | B] (one row swap, one scaling and one rank-1
 update per column, so O(n**2 (n + m)) work), in float64 for float16/float32 matrices and rounded once. Batches of
 matrices ([..., n, n]) are eliminated together. Their gradients are TF's, by the inverse (tfn.custom_gradient's
@@ -90,7 +90,7 @@ def _solve64(a, b):
     return math_ops.cast(_not_invertible(x, singular), a.dtype)
 
 
-@export("linalg.det", "linalg.matrix_determinant")
+@export("linalg.det")
 def det(input, name=None):  # noqa: A002
     """The determinant of each [..., n, n] matrix."""
     a = square_matrix("MatrixDeterminant", input)
@@ -130,7 +130,7 @@ def logdet(matrix, name=None):
     return _log_abs_det(square_matrix("logdet", matrix))
 
 
-@export("linalg.inv", "linalg.matrix_inverse")
+@export("linalg.inv")
 def inv(input, adjoint=False, name=None):  # noqa: A002
     """The inverse of each [..., n, n] matrix (of its transpose with adjoint=True)."""
     a = square_matrix("MatrixInverse", input)
@@ -151,7 +151,7 @@ def _eye(a):
     return fill_ops.eye(n, dtype=a.dtype)
 
 
-@export("linalg.solve", "linalg.matrix_solve")
+@export("linalg.solve")
 def solve(matrix, rhs, adjoint=False, name=None):
     """x with matrix @ x = rhs (matrix^T @ x = rhs with adjoint=True), for each [..., n, n] matrix and its
     [..., n, k] right-hand sides."""

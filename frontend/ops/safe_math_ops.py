@@ -32,7 +32,7 @@ def reciprocal_no_nan(x, name=None):
     return divide_no_nan(fill_ops.ones_like(x), x)
 
 
-@export("math.divide_no_nan", "div_no_nan")
+@export("math.divide_no_nan")
 def divide_no_nan(x, y, name=None):
     """x / y, and 0 where y is 0 (even where x is NaN or infinite)."""
     x, y = _floats("DivNoNan", x, y)
@@ -138,7 +138,7 @@ def truncatediv(x, y, name=None):
     return math_ops.floordiv(x, y) + math_ops.cast(fix, x.dtype)
 
 
-@export("realdiv", "math.realdiv")
+@export("realdiv")
 def realdiv(x, y, name=None):
     """x / y: floats divide, integers divide rounding toward zero (TF's RealDiv)."""
     x, y = tensors(x, y)

@@ -18,7 +18,7 @@ def _checked(op, input, block_size, data_format):  # noqa: A002
     return x
 
 
-@export("nn.space_to_depth", "space_to_depth")
+@export("nn.space_to_depth")
 def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
     """[n, h, w, c] -> [n, h / b, w / b, b * b * c]: each b x b block's pixels, row by row, become channels."""
     x = _checked("SpaceToDepth", input, block_size, data_format)
@@ -31,7 +31,7 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A
     return array_ops.reshape(y, [-1, h // b, w // b, b * b * c])
 
 
-@export("nn.depth_to_space", "depth_to_space")
+@export("nn.depth_to_space")
 def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
     """[n, h, w, b * b * c] -> [n, h * b, w * b, c]: space_to_depth undone."""
     x = _checked("DepthToSpace", input, block_size, data_format)
