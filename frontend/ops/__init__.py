@@ -30,6 +30,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     nn_ops,
     norm_ops,
     normalization_ops,
+    pinv_lstsq_ops,
     print_ops,
     qr_ops,
     reduction_ops,

@@ -80,3 +80,36 @@ def test_gradients():
         for got in (grads(tfn.constant(a), tfn.constant(b)), tfn.function(grads)(tfn.constant(a), tfn.constant(b))):
             for g, w in zip(got, want):
                 np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_pinv_lstsq_rank(shape):
+    a = RNG.normal(size=shape)
+    b = RNG.normal(size=shape[:-1] + (2,))
+    check(tfn.linalg.pinv, np.linalg.pinv, a)
+    check(tfn.linalg.lstsq, lambda a, b: np.linalg.pinv(a) @ b, a, b)
+    check(tfn.linalg.matrix_rank, lambda a: np.linalg.matrix_rank(a).astype(np.int32), a)
+    assert int(tfn.linalg.matrix_rank(np.ones((3, 3)))) == 1
+    reg = tfn.linalg.lstsq(a, b, l2_regularizer=0.5).numpy()
+    at = np.swapaxes(a, -1, -2)
+    want = (np.linalg.solve(at @ a + 0.5 * np.eye(shape[-1]), at @ b) if shape[-2] >= shape[-1]
+            else at @ np.linalg.solve(a @ at + 0.5 * np.eye(shape[-2]), b))
+    np.testing.assert_allclose(reg, want, rtol=1e-10, atol=1e-12)
+
+
+def test_normalize_and_lstsq_gradient():
+    x, n = tfn.linalg.normalize(np.array([[3.0, 4.0], [6.0, 8.0]]), axis=1)
+    np.testing.assert_allclose(x.numpy(), [[0.6, 0.8], [0.6, 0.8]])
+    np.testing.assert_allclose(n.numpy(), [[5.0], [10.0]])
+    a, b = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+
+    def grads(a, b):
+        with tfn.GradientTape() as tape:
+            tape.watch([a, b])
+            loss = tfn.reduce_sum(tfn.sin(tfn.linalg.lstsq(a, b)))
+        return tape.gradient(loss, [a, b])
+    want = central_differences(lambda v: float(np.sum(np.sin(np.linalg.lstsq(v[0], v[1], rcond=None)[0]))),
+                               [a.copy(), b.copy()], 1e-6)
+    for got in (grads(tfn.constant(a), tfn.constant(b)), tfn.function(grads)(tfn.constant(a), tfn.constant(b))):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6)
