@@ -3,8 +3,9 @@ zero_fraction, is_non_decreasing, is_strictly_increasing, reduce_euclidean_norm;
 scatters and reductions, so they run eagerly and compiled (a size read from the data is a run-time size)."""
 from tfn import dtypes
 from tfn.core.api import export
+from tfn.core.dispatch import apply
 from tfn.core.tensor import convert_to_tensor
-from tfn.dialects import rules
+from tfn.dialects import ops, rules
 from tfn.ops import (
     array_ops,
     fill_ops,
@@ -34,7 +35,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int
              binary_output=False):
     """counts[v] = how many times v occurs in arr (or the sum of its weights), for v up to max(arr) (at least
     minlength - 1, at most maxlength - 1: larger values are dropped). axis=-1 counts each row of a 2-D arr.
-    Negative values are dropped (TF raises InvalidArgumentError for them)."""
+    A negative value raises InvalidArgumentError, as TF's."""
     arr = convert_to_tensor(arr)
     ids = _int_values("Bincount", arr)
     if axis not in (None, 0, -1):
@@ -55,6 +56,8 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int
     if maxlength is not None:
         size = math_ops.minimum(size, math_ops.cast(convert_to_tensor(maxlength), dtypes.int32))
     size = math_ops.cast(convert_to_tensor(size), dtypes.int32)
+    ids = apply(ops.check, [ids, reduction_ops.reduce_all(math_ops.greater_equal(ids, 0))],
+                {"message": "Input arr must be non-negative!"})
     keep = math_ops.less(ids, size)
     ids = math_ops.where(keep, ids, fill_ops.zeros_like(ids) - 1)  # dropped: unsorted_segment_sum drops negatives
     if axis == -1:

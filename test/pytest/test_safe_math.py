@@ -116,6 +116,9 @@ def test_counting():
     check(lambda a, b: tfn.math.confusion_matrix(a, b, num_classes=4),
           lambda a, b: np.histogram2d(a, b, bins=4, range=[[0, 4], [0, 4]])[0].astype(np.int32),
           np.array([1, 2, 3, 3], np.int32), np.array([2, 2, 3, 0], np.int32))
+    for fn in (tfn.math.bincount, tfn.function(tfn.math.bincount)):
+        with pytest.raises(tfn.errors.InvalidArgumentError, match="non-negative"):
+            fn(tfn.constant([1, -1]))
     pred = np.array([[0.1, 0.9, 0.9], [0.5, 0.4, 0.3], [1.0, 2.0, 3.0], [np.nan, 1.0, 2.0]], np.float32)
     check(lambda t, p: tfn.math.in_top_k(t, p, 1), lambda t, p: np.array([True, True, False, False]),  # (a tie is in)
           np.array([1, 0, 5, 2], np.int32), pred)
