@@ -68,7 +68,6 @@ floordiv = _binary(ops.floordiv, "math.floordiv", "math.floor_div")
 floormod = _binary(ops.floormod, "math.floormod", "math.mod")
 pow = _binary(ops.pow)  # noqa: A001
 maximum = _binary(ops.maximum)
-atan2 = _binary(ops.atan2, "atan2", "math.atan2")
 minimum = _binary(ops.minimum)
 equal = _binary(ops.equal)
 not_equal = _binary(ops.not_equal)
@@ -80,6 +79,14 @@ logical_and = _binary(ops.logical_and)
 logical_or = _binary(ops.logical_or)
 
 mod = floormod
+
+
+@op_api(ops.atan2, exports=("atan2", "math.atan2"))
+def atan2(y, x, name=None):
+    """The angle of the point (x, y) in (-pi, pi], elementwise with broadcasting (TF's argument order: y first)."""
+    return apply(ops.atan2, tensors(y, x))
+
+
 floor_div = floordiv
 neg = negative
 

@@ -53,6 +53,7 @@ def test_atan2_quadrants_and_broadcasting():
     want = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(tfn.atan2(y, x).numpy(), want)
     np.testing.assert_array_equal(tfn.function(tfn.math.atan2)(tfn.constant(y), tfn.constant(x)).numpy(), want)
+    np.testing.assert_array_equal(tfn.math.atan2(x=x, y=y).numpy(), want)  # TF's keywords: y first
 
 
 @pytest.mark.parametrize("name", sorted(UNARY) + ["atan2"])
