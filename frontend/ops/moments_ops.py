@@ -45,7 +45,7 @@ def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
 
 
 @export("nn.crelu")
-def crelu(features, name=None, axis=-1):
+def crelu(features, axis=-1, name=None):
     """relu(x) and relu(-x), concatenated along axis."""
     x = convert_to_tensor(features)
     return array_ops.concat([nn_ops.relu(x), nn_ops.relu(math_ops.negative(x))], axis)
