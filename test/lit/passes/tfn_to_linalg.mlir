@@ -94,6 +94,31 @@ func.func @libm_float64(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>,
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+// The others of the family, on float64 (no extension): one libm function each.
+// CHECK-LABEL: func.func @libm_others
+func.func @libm_others(%x: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>,
+                                               tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  // CHECK-NOT: arith.extf
+  // CHECK: math.asin {{.*}} : f64
+  %0 = "tfn.asin"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.acos {{.*}} : f64
+  %1 = "tfn.acos"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.tan {{.*}} : f64
+  %2 = "tfn.tan"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.sinh {{.*}} : f64
+  %3 = "tfn.sinh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.cosh {{.*}} : f64
+  %4 = "tfn.cosh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.asinh {{.*}} : f64
+  %5 = "tfn.asinh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.acosh {{.*}} : f64
+  %6 = "tfn.acosh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.atanh {{.*}} : f64
+  %7 = "tfn.atanh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>,
+                                          tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+
 // Broadcasting: the row vector is read through (d0, d1) -> (d1).
 // CHECK-LABEL: func.func @binary
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<4xf32>)
