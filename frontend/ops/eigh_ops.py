@@ -28,20 +28,27 @@ TOLERANCE = 1e-15
 
 
 def _schedule(n):
-    """Per round of a sweep (n even): the partner of each index as a 0/1 matrix, and +1 for the pair's p, -1 for q."""
+    """Per round of a sweep (n even): each index's partner, and +1 for the pair's p, -1 for its q."""
     players = list(range(n))
     partners, signs = [], []
     for _ in range(n - 1):
-        m = np.zeros((n, n))
-        s = np.zeros(n)
+        partner = np.zeros(n, np.int32)
+        sign = np.zeros(n)
         for i in range(n // 2):
             p, q = sorted((players[i], players[n - 1 - i]))
-            m[p, q] = m[q, p] = 1.0
-            s[p], s[q] = 1.0, -1.0
-        partners.append(m)
-        signs.append(s)
+            partner[p], partner[q] = q, p
+            sign[p], sign[q] = 1.0, -1.0
+        partners.append(partner)
+        signs.append(sign)
         players = [players[0], players[-1]] + players[1:-1]
     return np.array(partners), np.array(signs)
+
+
+def rotate_columns(x, c, gs, partner):
+    """x @ J for the round's rotations J (J[j, j] = c_j, J[p, q] = s, J[q, p] = -s; gs = sign * s): column j
+    becomes c_j x[:, j] - gs_j x[:, partner(j)], O(size of x) instead of a matrix product."""
+    return x * array_ops.expand_dims(c, -2) - slicing_ops.gather(x, partner, axis=x.ndim - 1) * \
+        array_ops.expand_dims(gs, -2)
 
 
 def _symmetric_from_lower(a):
@@ -76,11 +83,11 @@ def _jacobi64(a):
 
     def body(step, a, v):
         r = step % rounds
-        pm = slicing_ops.gather(partners_t, r)
+        partner = slicing_ops.gather(partners_t, r)
         sg = slicing_ops.gather(signs_t, r)
         d = matrix_ops.diag_part(a)
-        d_partner = linalg_ops.matmul(array_ops.expand_dims(d, -2), pm)[..., 0, :]
-        apq = reduction_ops.reduce_sum(a * pm, -1)
+        d_partner = slicing_ops.gather(d, partner, axis=d.ndim - 1)
+        apq = reduction_ops.reduce_sum(a * fill_ops.one_hot(partner, size, dtype=dtypes.float64), -1)
         is_p = math_ops.greater(sg, 0)
         app, aqq = math_ops.where(is_p, d, d_partner), math_ops.where(is_p, d_partner, d)
         zero = math_ops.equal(apq, 0)
@@ -89,10 +96,9 @@ def _jacobi64(a):
             math_ops.abs(tau) + math_ops.sqrt(1 + tau * tau))
         t = math_ops.where(zero, t * 0, t)
         c = 1 / math_ops.sqrt(1 + t * t)
-        s = t * c
-        j = array_ops.expand_dims(c, -1) * eye + array_ops.expand_dims(sg * s, -1) * pm
-        a = linalg_ops.matmul(linalg_ops.matmul(transpose_last(j), a), j)
-        return step + 1, 0.5 * (a + transpose_last(a)), linalg_ops.matmul(v, j)
+        gs = sg * t * c
+        a = transpose_last(rotate_columns(transpose_last(rotate_columns(a, c, gs, partner)), c, gs, partner))
+        return step + 1, 0.5 * (a + transpose_last(a)), rotate_columns(v, c, gs, partner)
 
     v0 = fill_ops.zeros_like(a) + eye
     _, a, v = control_flow.while_loop(cond, body, (convert_to_tensor(0), a, v0))

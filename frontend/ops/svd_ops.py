@@ -11,7 +11,7 @@ from tfn.core.tensor import convert_to_tensor
 from tfn.dialects import rules
 from tfn.ops import array_ops, control_flow, fill_ops, linalg_ops, math_ops, matrix_ops, reduction_ops, slicing_ops
 from tfn.ops.composite import require_dtype, user_error, with_gradient
-from tfn.ops.eigh_ops import MAX_SWEEPS, _argsort, _safe_reciprocal, _schedule
+from tfn.ops.eigh_ops import MAX_SWEEPS, _argsort, _safe_reciprocal, _schedule, rotate_columns
 from tfn.ops.gauss_jordan_ops import transpose_last, wide
 from tfn.ops.qr_ops import qr
 
@@ -33,13 +33,13 @@ def _one_sided_jacobi64(a):
     rounds = size - 1
 
     def rotation(a, r):
-        pm, sg = slicing_ops.gather(partners, r), slicing_ops.gather(signs, r)
+        partner, sg = slicing_ops.gather(partners, r), slicing_ops.gather(signs, r)
         norms = reduction_ops.reduce_sum(a * a, -2)
-        norms_partner = linalg_ops.matmul(array_ops.expand_dims(norms, -2), pm)[..., 0, :]
-        gamma = reduction_ops.reduce_sum(a * linalg_ops.matmul(a, pm), -2)
+        norms_partner = slicing_ops.gather(norms, partner, axis=norms.ndim - 1)
+        gamma = reduction_ops.reduce_sum(a * slicing_ops.gather(a, partner, axis=a.ndim - 1), -2)
         is_p = math_ops.greater(sg, 0)
         alpha, beta = math_ops.where(is_p, norms, norms_partner), math_ops.where(is_p, norms_partner, norms)
-        return pm, sg, alpha, beta, gamma
+        return partner, sg, alpha, beta, gamma
 
     def unconverged(a, r):
         _, _, alpha, beta, gamma = rotation(a, r)
@@ -52,7 +52,7 @@ def _one_sided_jacobi64(a):
 
     def body(step, a, v, pending):
         r = step % rounds
-        pm, sg, alpha, beta, gamma = rotation(a, r)
+        partner, sg, alpha, beta, gamma = rotation(a, r)
         pending = math_ops.logical_or(math_ops.logical_and(pending, math_ops.not_equal(r, 0)),
                                       reduction_ops.reduce_any(math_ops.greater(
                                           math_ops.abs(gamma), TOLERANCE * math_ops.sqrt(alpha * beta))))
@@ -62,8 +62,8 @@ def _one_sided_jacobi64(a):
             math_ops.abs(zeta) + math_ops.sqrt(1 + zeta * zeta))
         t = math_ops.where(zero, t * 0, t)
         c = 1 / math_ops.sqrt(1 + t * t)
-        j = array_ops.expand_dims(c, -1) * eye + array_ops.expand_dims(sg * (t * c), -1) * pm
-        return step + 1, linalg_ops.matmul(a, j), linalg_ops.matmul(v, j), pending
+        gs = sg * (t * c)
+        return step + 1, rotate_columns(a, c, gs, partner), rotate_columns(v, c, gs, partner), pending
 
     v0 = fill_ops.zeros_like(a[..., :1, :1]) + eye
     start = (convert_to_tensor(0), a, v0, unconverged(a, convert_to_tensor(0)))
