@@ -131,3 +131,49 @@ def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # no
 def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
     """avg_pool1d or avg_pool2d by the input's rank (3: NWC, 4: NHWC)."""
     return _pool_nd("avg", input, ksize, strides, padding, data_format)
+
+
+@export("nn.atrous_conv2d")
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """conv2d with the filter taps `rate` apart (dilations=rate, stride 1)."""
+    return nn_ops.conv2d(value, filters, 1, padding, dilations=rate)
+
+
+@export("nn.separable_conv2d")
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """depthwise_conv2d with depthwise_filter, then a 1x1 conv2d with pointwise_filter [1, 1, in * mult, out]."""
+    if data_format not in (None, "NHWC"):
+        raise user_error(ValueError(f"separable_conv2d supports data_format='NHWC' only, got {data_format!r}"))
+    depthwise = nn_ops.depthwise_conv2d(input, depthwise_filter, strides, padding, dilations=dilations)
+    return nn_ops.conv2d(depthwise, pointwise_filter, 1, "VALID")
+
+
+@export("nn.convolution")
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,  # noqa: A002
+                name=None):
+    """conv1d or conv2d by the input's rank (3: NWC, 4: NHWC)."""
+    x = convert_to_tensor(input)
+    if x.ndim == 3:
+        return conv1d(x, filters, 1 if strides is None else strides, padding, "NWC" if data_format is None
+                      else data_format, dilations)
+    if x.ndim == 4:
+        return nn_ops.conv2d(x, filters, 1 if strides is None else strides, padding,
+                             "NHWC" if data_format is None else data_format, dilations)
+    raise user_error(ValueError(f"tfn.nn.convolution supports 1-D and 2-D convolutions (3-D or 4-D input), got "
+                                f"shape {x.shape}"))
+
+
+@export("nn.conv_transpose")
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,  # noqa: A002
+                   dilations=None, name=None):
+    """conv1d_transpose or conv2d_transpose by the input's rank (3: NWC, 4: NHWC)."""
+    x = convert_to_tensor(input)
+    if x.ndim == 3:
+        return conv1d_transpose(x, filters, output_shape, strides, padding, "NWC" if data_format is None
+                                else data_format, dilations)
+    if x.ndim == 4:
+        return conv2d_transpose(x, filters, output_shape, strides, padding, "NHWC" if data_format is None
+                                else data_format, dilations)
+    raise user_error(ValueError(f"tfn.nn.conv_transpose supports 1-D and 2-D (3-D or 4-D input), got shape "
+                                f"{x.shape}"))

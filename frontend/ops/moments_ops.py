@@ -1,11 +1,14 @@
-"""tf.nn.sufficient_statistics and normalize_moments (moments in two steps, as TF's), tf.nn.crelu,
-tf.nn.local_response_normalization (tf.nn.lrn) and tf.nn.compute_average_loss; composed of tfn ops."""
+"""tf.nn.sufficient_statistics and normalize_moments (moments in two steps, as TF's), weighted_moments, crelu,
+tf.nn.local_response_normalization (tf.nn.lrn), compute_average_loss and scale_regularization_loss; composed of
+tfn ops."""
 import math
 
 from tfn.core.api import export
 from tfn.core.tensor import convert_to_tensor
 from tfn.ops import array_ops, fill_ops, math_ops, nn_ops, reduction_ops, shape_ops
 from tfn.ops.composite import user_error
+from tfn.ops.safe_math_ops import divide_no_nan
+from tfn.ops.sequence_ops import add_n
 
 
 def _axes(x, axes):
@@ -88,3 +91,26 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     return math_ops.divide(reduction_ops.reduce_sum(loss), math_ops.cast(convert_to_tensor(global_batch_size),
                                                                          loss.dtype))
 
+
+
+@export("nn.weighted_moments")
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """(mean, variance) of x over axes with each element counted frequency_weights times (broadcast to x);
+    0 where the weights sum to 0, as TF's div_no_nan."""
+    x = convert_to_tensor(x)
+    w = convert_to_tensor(frequency_weights, x.dtype)
+    axes = _axes(x, axes)
+    total = reduction_ops.reduce_sum(w + fill_ops.zeros_like(x), axes, keepdims=True)
+    mean = divide_no_nan(reduction_ops.reduce_sum(w * x, axes, keepdims=True), total)
+    variance = divide_no_nan(reduction_ops.reduce_sum(w * math_ops.square(x - mean), axes, keepdims=True), total)
+    if not keepdims:
+        mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
+    return mean, variance
+
+
+@export("nn.scale_regularization_loss")
+def scale_regularization_loss(regularization_loss):
+    """The sum of the regularization losses over the number of replicas (1: tfn trains in one replica here)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        regularization_loss = add_n(list(regularization_loss))
+    return reduction_ops.reduce_sum(convert_to_tensor(regularization_loss))

@@ -133,3 +133,28 @@ def test_moments_crelu_lrn_average_loss():
     check(lambda v: tfn.nn.compute_average_loss(v), lambda v: np.float32(v.sum() / 4), x[0, 0, :, 0])
     check(lambda v, w: tfn.nn.compute_average_loss(v, w, global_batch_size=8),
           lambda v, w: np.float32((v * w).sum() / 8), x[0, 0, :, 0], x[0, 0, :, 1])
+
+
+def test_conv_dispatch_separable_atrous_weighted_moments():
+    x = RNG.normal(size=(2, 5, 6, 3)).astype(np.float32)
+    dw = RNG.normal(size=(3, 3, 3, 2)).astype(np.float32)
+    pw = RNG.normal(size=(1, 1, 6, 4)).astype(np.float32)
+    ref = tfn.nn.conv2d(tfn.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "SAME"), pw, 1, "VALID").numpy()
+    check(lambda x, d, p: tfn.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "SAME"), lambda *a: ref, x, dw, pw)
+    w = dw[..., :1]
+    check(lambda x, w: tfn.nn.atrous_conv2d(x, w, 2, "SAME"),
+          lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME", dilations=2).numpy(), x, w)
+    check(lambda x, w: tfn.nn.convolution(x, w, padding="SAME"), lambda x, w: tfn.nn.conv2d(x, w, 1, "SAME").numpy(),
+          x, w)
+    check(lambda x, w: tfn.nn.convolution(x, w, 2), lambda x, w: tfn.nn.conv1d(x, w, 2, "VALID").numpy(),
+          x[:, 0], dw[0])
+    y = tfn.nn.conv2d(x, dw, 2, "SAME")
+    np.testing.assert_array_equal(tfn.nn.conv_transpose(y, dw, x.shape, 2).numpy(),
+                                  tfn.nn.conv2d_transpose(y, dw, x.shape, 2).numpy())
+    weights = RNG.random(size=(2, 5, 6, 1)).astype(np.float32)
+    full = np.broadcast_to(weights, x.shape).astype(np.float64)
+    mean = (full * x).sum((0, 1, 2)) / full.sum((0, 1, 2))
+    var = (full * (x - mean) ** 2).sum((0, 1, 2)) / full.sum((0, 1, 2))
+    check(lambda x, w: tfn.nn.weighted_moments(x, [0, 1, 2], w)[0], lambda x, w: mean.astype(np.float32), x, weights)
+    check(lambda x, w: tfn.nn.weighted_moments(x, [0, 1, 2], w)[1], lambda x, w: var.astype(np.float32), x, weights)
+    assert float(tfn.nn.scale_regularization_loss([tfn.constant(1.0), tfn.constant(2.0)])) == 3.0
