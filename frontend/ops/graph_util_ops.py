@@ -5,7 +5,7 @@ import numpy as np
 
 from tfn import nest
 from tfn.core.api import export
-from tfn.core.tensor import TensorBase, convert_to_tensor
+from tfn.core.tensor import Tensor, TensorBase, convert_to_tensor, known
 from tfn.core.tensor_shape import TensorShape
 from tfn.dialects import rules
 from tfn.dialects.errors import InvalidArgumentError
@@ -40,13 +40,12 @@ def identity_n(input, name=None):  # noqa: A002
 
 @export("get_static_value")
 def get_static_value(tensor, partial=False):
-    """tensor's value as a NumPy array when it is known without running a traced function, else None."""
+    """tensor's value as a NumPy array when it is known without running a traced function (an eager tensor, or a
+    traced one computed from constants), else None."""
     if not isinstance(tensor, TensorBase):
         return np.asarray(tensor)
-    try:
-        return tensor.numpy()
-    except Exception:  # a symbolic tensor of a function being traced: not known yet
-        return None
+    value = known(tensor)
+    return value.numpy() if isinstance(value, Tensor) else None
 
 
 @export("broadcast_static_shape")

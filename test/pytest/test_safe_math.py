@@ -137,6 +137,14 @@ def test_aliases():
     assert tfn.broadcast_static_shape(tfn.TensorShape([2, 1]), tfn.TensorShape([3])).as_list() == [2, 3]
     np.testing.assert_array_equal(tfn.broadcast_dynamic_shape([2, 1], [3]).numpy(), [2, 3])
     assert tfn.get_static_value(tfn.constant([1, 2])).tolist() == [1, 2]
+    seen = []
+
+    @tfn.function
+    def traced(x):
+        seen.append((tfn.get_static_value(x), tfn.get_static_value(tfn.constant([1, 2]) * 2).tolist()))
+        return x
+    traced(tfn.constant(1.0))
+    assert seen == [(None, [2, 4])]  # a traced argument is not known; constants and ops on them are
     check(lambda e: tfn.foldl(lambda a, x: a * 10 + x, e), lambda e: np.int32(123), np.array([1, 2, 3], np.int32))
     check(lambda e: tfn.foldr(lambda a, x: a * 10 + x, e, initializer=tfn.constant(0)), lambda e: np.int32(321),
           np.array([1, 2, 3], np.int32))
