@@ -86,3 +86,13 @@ def _apply(name, args):
     if name == "atan2":
         return np.arctan2(*args)
     return _reference(UNARY[name][0], args[0])
+
+
+def test_gpu_kernels_emulated():
+    """The GPU pipeline (run on the CPU by tfn-gpu-emulate) takes the libm functions too."""
+    from test_gpu_emulate import X, Y, _run
+    got = _run(lambda x, y: tfn.math.atan2(x, y) + tfn.math.asinh(x) + tfn.math.erfc(y) + tfn.math.cosh(x * 0.1),
+               [X, Y])
+    x, y = X.astype(np.float64), Y.astype(np.float64)
+    want = np.arctan2(x, y) + np.arcsinh(x) + _reference(math.erfc, y) + np.cosh(x * 0.1)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
