@@ -16,6 +16,7 @@ from tfn.ops import (  # noqa: F401  (each registers its family's public functio
     eigh_ops,
     einsum_ops,
     embedding_ops,
+    erfinv_ops,
     fill_ops,
     gamma_ops,
     gauss_jordan_ops,

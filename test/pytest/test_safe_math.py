@@ -148,3 +148,31 @@ def test_aliases():
     check(lambda e: tfn.foldl(lambda a, x: a * 10 + x, e), lambda e: np.int32(123), np.array([1, 2, 3], np.int32))
     check(lambda e: tfn.foldr(lambda a, x: a * 10 + x, e, initializer=tfn.constant(0)), lambda e: np.int32(321),
           np.array([1, 2, 3], np.int32))
+
+
+def test_erfinv_ndtri():
+    y = np.array([-0.999999, -0.7, -0.3, 0.0, 1e-8, 0.2, 0.5, 0.9, 0.99999999, 1 - 1e-15])
+    p = np.array([1e-300, 1e-30, 1e-10, 0.001, 0.3, 0.5, 0.8, 1 - 1e-10])
+    for erfinv, ndtri in ((tfn.math.erfinv, tfn.math.ndtri), (tfn.function(tfn.math.erfinv),
+                                                              tfn.function(tfn.math.ndtri))):
+        x = erfinv(tfn.constant(y)).numpy()
+        np.testing.assert_allclose([math.erfc(v) for v in x], 1 - y, rtol=1e-13)  # (erfc: the tails' precision)
+        z = ndtri(tfn.constant(p)).numpy()
+        np.testing.assert_allclose([0.5 * math.erfc(-v / math.sqrt(2)) for v in z], p, rtol=1e-12)
+        x32 = erfinv(tfn.constant(y[1:-2].astype(np.float32))).numpy()
+        np.testing.assert_allclose(x32, x[1:-2], rtol=2e-7, atol=1e-15)
+    np.testing.assert_array_equal(tfn.math.erfinv(tfn.constant([-1.0, 1.0, 1.5, np.nan])).numpy(),
+                                  [-np.inf, np.inf, np.nan, np.nan])
+    np.testing.assert_array_equal(tfn.math.ndtri(tfn.constant([0.0, 1.0, -0.5])).numpy(), [-np.inf, np.inf, np.nan])
+
+    def grads(a, b):
+        with tfn.GradientTape(persistent=True) as tape:
+            tape.watch([a, b])
+            u, v = tfn.reduce_sum(tfn.math.erfinv(a)), tfn.reduce_sum(tfn.math.ndtri(b))
+        return tape.gradient(u, a), tape.gradient(v, b)
+    a, b = np.array([-0.9, 0.1, 0.6]), np.array([0.01, 0.4, 0.97])
+    want_a = [(tfn.math.erfinv(v + 1e-6) - tfn.math.erfinv(v - 1e-6)).numpy() / 2e-6 for v in a]
+    want_b = [(tfn.math.ndtri(v + 1e-7) - tfn.math.ndtri(v - 1e-7)).numpy() / 2e-7 for v in b]
+    for ga, gb in (grads(tfn.constant(a), tfn.constant(b)), tfn.function(grads)(tfn.constant(a), tfn.constant(b))):
+        np.testing.assert_allclose(ga.numpy(), want_a, rtol=1e-6)
+        np.testing.assert_allclose(gb.numpy(), want_b, rtol=1e-6)
