@@ -97,6 +97,18 @@ def _erf(x):
     return np.asarray(np.frompyfunc(math.erf, 1, 1)(x), np.float64).astype(x.dtype)
 
 
+def _erfc(x):
+    """1 - erf(x) without cancellation: libm's erfc, element by element, on float64."""
+    return np.asarray(np.frompyfunc(math.erfc, 1, 1)(x), np.float64).astype(x.dtype)
+
+
+def _atan2(y, x):
+    """The angle of (x, y) in (-pi, pi], in float64 and rounded once (NumPy's float32 arctan2 is not within 1 ulp)."""
+    if y.dtype.kind != "f" or y.dtype.itemsize >= 8:
+        return np.arctan2(y, x)
+    return np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(y.dtype)
+
+
 def _rsqrt(x):
     return (1 / np.sqrt(x)).astype(x.dtype)
 
@@ -129,6 +141,16 @@ _unary("erf", _wide(_erf), F, "the error function", tf_api="math.erf")
 _unary("softplus", _wide(_softplus), F, "log(1 + exp(x))", tf_api=("math.softplus", "nn.softplus"))
 _unary("sin", np.sin, F, "sine")
 _unary("cos", np.cos, F, "cosine")
+# TF's less common elementwise functions: libm's, in float64 and rounded once (as erf); TF exports them under tf.math
+# and (most) at the top level too.
+for _name, _fn, _what in (("atan", np.arctan, "inverse tangent"), ("asin", np.arcsin, "inverse sine"),
+                          ("acos", np.arccos, "inverse cosine"), ("tan", np.tan, "tangent"),
+                          ("sinh", np.sinh, "hyperbolic sine"), ("cosh", np.cosh, "hyperbolic cosine"),
+                          ("asinh", np.arcsinh, "inverse hyperbolic sine"),
+                          ("acosh", np.arccosh, "inverse hyperbolic cosine"),
+                          ("atanh", np.arctanh, "inverse hyperbolic tangent")):
+    _unary(_name, _wide(_in_place(_fn)), F, _what)
+_unary("erfc", _wide(_erfc), F, "1 - erf(x), accurate where erf(x) is near 1", tf_api="math.erfc")
 _unary("logical_not", np.logical_not, B, "boolean not", differentiable=False)
 
 _binary("add", _add, N + (dtypes.string,), "x + y")
@@ -140,6 +162,8 @@ _binary("floordiv", _floordiv, N, "floor(x / y)", tf_api="math.floordiv")
 _binary("floormod", _floormod, N, "x - floor(x / y) * y (the sign of y, as Python's %)",
         tf_api=("math.floormod", "math.mod"))
 _binary("pow", _pow, N, "x ** y")
+_binary("atan2", _atan2, F, "the angle of the point (y, x) = (operand x, operand y), in (-pi, pi]",
+        tf_api=("atan2", "math.atan2"))
 _binary("maximum", np.maximum, N, "elementwise max (NaN propagates)")
 _binary("minimum", np.minimum, N, "elementwise min (NaN propagates)")
 for _name, _fn in (("equal", np.equal), ("not_equal", np.not_equal)):

@@ -61,6 +61,7 @@ def speed():
 run_section("basics.py")
 speed()
 for name in ["tracing.py", "tracing_extras.py", "autograph.py", "control_flow.py", "data.py",
-             "print_and_py_function.py", "variables.py", "gradients.py", "everyday_ops.py", "keras.py",
-             "keras_callbacks.py", "tiered_compilation.py", "saved_model.py", "distribute.py", "devices.py"]:
+             "print_and_py_function.py", "variables.py", "gradients.py", "everyday_ops.py", "linear_algebra.py",
+             "keras.py", "keras_callbacks.py", "tiered_compilation.py", "saved_model.py", "distribute.py",
+             "devices.py"]:
     run_section(name)

@@ -21,7 +21,8 @@ polynomial alone: 11 ops instead of 40 and a division); vectors with a lane outs
 mixed vectors pay a compare and a branch more. The 50-op exp/tanh chain of 10**6 f32 (values settle near 0.2, so
 9 of its 10 tanh take the short path) went from 14.1 to 9.2 ms CPU with AVX2, 9.2 to 6.1 ms with AVX-512. Scalars
 keep the branch-free recipe (a branch would keep LLVM from vectorising their loop).
-A vector math.erf (no LLVM intrinsic) is unrolled into scalar ones here, for convert-math-to-libm.
+A vector math.erf, atan2, ... (LIBM_ONLY: no LLVM intrinsic) is unrolled into scalar ones here, for
+convert-math-to-libm.
 A tanh of another type (f64, f16) is expanded into exp-based arithmetic by upstream math-expand-ops{ops=tanh},
 which this pass runs on the module only when it holds such a tanh: it used to be a pipeline step of its own,
 a greedy rewrite of the whole module (~4 ms of bench (h)'s step) that changed nothing a later pass would not
@@ -275,7 +276,9 @@ def _is_f32(type_):
     return isinstance(type_, ir.F32Type)
 
 
-LIBM_ONLY = {"math.erf"}  # no LLVM intrinsic: convert-math-to-libm calls libm per element, on scalars only
+# no LLVM intrinsic (or none every LLVM has): convert-math-to-libm calls libm per element, on scalars only
+LIBM_ONLY = {"math.erf", "math.erfc", "math.atan", "math.asin", "math.acos", "math.tan", "math.sinh", "math.cosh",
+             "math.asinh", "math.acosh", "math.atanh", "math.atan2"}
 
 
 def scalarize(op):
@@ -285,8 +288,8 @@ def scalarize(op):
     for d in vtype.shape:
         n *= d
     flat = ir.VectorType.get([n], vtype.element_type)
-    x = vector.shape_cast(flat, op.operands[0])
-    elems = [ir.Operation.create(op.name, [vtype.element_type], [vector.extract(x, [], [i])]).result
+    xs = [vector.shape_cast(flat, operand) for operand in op.operands]
+    elems = [ir.Operation.create(op.name, [vtype.element_type], [vector.extract(x, [], [i]) for x in xs]).result
              for i in range(n)]
     return vector.shape_cast(vtype, vector.from_elements(flat, elems))
 
@@ -296,7 +299,8 @@ EXPAND_OTHER_TANH = "math-expand-ops{ops=tanh}"
 
 
 def approximate(root):
-    """Replace every f32 math.exp/log/tanh under root by its polynomial and every vector math.erf by scalar ones;
+    """Replace every f32 math.exp/log/tanh under root by its polynomial and every vector LIBM_ONLY op by
+    scalar ones;
     returns (how many were replaced, whether a tanh of another type is left)."""
     ops, libm, other_tanh = [], [], []
 

@@ -13,7 +13,7 @@ def rules():
     if not _LOADED:
         _LOADED.append(True)  # (first: the modules register through gradient(), which asks again)
         # start-up cost: the op families' rules load with the first gradient (~3% of `import tfn`'s own work)
-        from tfn.ops import array_grad, math_grad, nn_grad  # noqa: F401
+        from tfn.ops import array_grad, math_grad, nn_grad, trig_grad  # noqa: F401
     return _GRADIENTS
 
 

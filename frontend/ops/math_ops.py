@@ -50,6 +50,16 @@ softplus = _unary(ops.softplus, "math.softplus", "nn.softplus")
 sin = _unary(ops.sin)
 cos = _unary(ops.cos)
 logical_not = _unary(ops.logical_not)
+atan = _unary(ops.atan)
+asin = _unary(ops.asin)
+acos = _unary(ops.acos)
+tan = _unary(ops.tan)
+sinh = _unary(ops.sinh)
+cosh = _unary(ops.cosh)
+asinh = _unary(ops.asinh)
+acosh = _unary(ops.acosh)
+atanh = _unary(ops.atanh)
+erfc = _unary(ops.erfc, "math.erfc")
 
 add = _binary(ops.add)
 subtract = _binary(ops.subtract)
@@ -69,6 +79,14 @@ logical_and = _binary(ops.logical_and)
 logical_or = _binary(ops.logical_or)
 
 mod = floormod
+
+
+@op_api(ops.atan2, exports=("atan2", "math.atan2"))
+def atan2(y, x, name=None):
+    """The angle of the point (x, y) in (-pi, pi], elementwise with broadcasting (TF's argument order: y first)."""
+    return apply(ops.atan2, tensors(y, x))
+
+
 floor_div = floordiv
 neg = negative
 

@@ -64,3 +64,46 @@ def segment_sum(data, segment_ids, name=None):
     count = math_ops.maximum(reduction_ops.reduce_max(ids) + 1, 0)
     count = math_ops.cast(count, dtypes.int32)
     return _sum_into(data, ids, count, drop_negative=False)
+
+
+def _counts(data, ids, n, drop_negative):
+    """How many rows each of the n segments has, as data's dtype, with 1s for data's other dims (static 1s: a
+    dynamic 1 would not broadcast)."""
+    counts = _sum_into(fill_ops.ones_like(ids, dtype=data.dtype), ids, n, drop_negative)
+    return _expand(counts, data.ndim - ids.ndim)
+
+
+def _divide_counts(sums, counts):
+    """sums / counts, 0 where a segment has no rows (TF's empty segments)."""
+    empty = math_ops.equal(counts, 0)
+    return sums / math_ops.where(empty, fill_ops.ones_like(counts), counts)
+
+
+@export("math.unsorted_segment_mean")
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean of the rows of each segment (0 for a segment no row names)."""
+    data, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    _check("UnsortedSegmentMean", data, ids)
+    n = _count(num_segments)
+    return _divide_counts(_sum_into(data, ids, n, True), _counts(data, ids, n, True))
+
+
+@export("math.unsorted_segment_sqrt_n")
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """The sum of the rows of each segment over the square root of their count (0 for an empty segment)."""
+    data, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    _check("UnsortedSegmentSqrtN", data, ids)
+    n = _count(num_segments)
+    return _divide_counts(_sum_into(data, ids, n, True),
+                          math_ops.sqrt(_counts(data, ids, n, True)))
+
+
+@export("math.segment_mean")
+def segment_mean(data, segment_ids, name=None):
+    """The mean of the rows of each segment, for ids up to the largest (0 for a segment no row names)."""
+    data, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    _check("SegmentMean", data, ids)
+    if ids.ndim != 1:
+        raise user_error(ValueError(f"SegmentMean: segment_ids should be a vector, got shape {ids.shape}"))
+    count = math_ops.cast(math_ops.maximum(reduction_ops.reduce_max(ids) + 1, 0), dtypes.int32)
+    return _divide_counts(_sum_into(data, ids, count, False), _counts(data, ids, count, False))

@@ -25,6 +25,8 @@ UNARY = {
     ops.softplus: s.softplus,
     ops.sin: lambda dt, a: math.sin(a),
     ops.cos: lambda dt, a: math.cos(a),
+    **{getattr(ops, name): s.in_float64(getattr(math, name))
+       for name in ("atan", "asin", "acos", "tan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc")},
     ops.logical_not: lambda dt, a: arith.xori(a, s.const(dt, 1)),
 }
 
@@ -36,6 +38,7 @@ BINARY = {
     ops.floordiv: s.floordiv,
     ops.floormod: s.floormod,
     ops.pow: s.pow_,
+    ops.atan2: s.atan2,
     ops.maximum: s.maximum,
     ops.minimum: s.minimum,
     ops.equal: lambda dt, a, b: s.cmp(dt, "eq", a, b),

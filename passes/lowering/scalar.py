@@ -198,6 +198,19 @@ def erf(dt, a):
     return _in_float64(dt, a, math.erf)  # libm's erf
 
 
+def in_float64(fn):
+    """The scalar body of a unary libm function: fn in float64, rounded once to the operand's type."""
+    return lambda dt, a: _in_float64(dt, a, fn)
+
+
+def atan2(dt, y, x):
+    """libm's atan2 in float64, rounded once."""
+    if dt is dtypes.float64:
+        return math.atan2(y, x)
+    f64 = ir.F64Type.get()
+    return arith.truncf(y.type, math.atan2(arith.extf(f64, y), arith.extf(f64, x)))
+
+
 def softplus(dt, a):
     """log(1 + e**x) = max(x, 0) + log1p(e**-|x|): no overflow, accurate for x far below 0."""
     def body(x):

@@ -34,7 +34,11 @@ SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
 UNARY = {"identity": (tfn.identity, rand), "negative": (tfn.negative, rand), "abs": (tfn.abs, pos),
          "sign": (tfn.sign, pos), "square": (tfn.square, rand), "sqrt": (tfn.sqrt, pos),
          "rsqrt": (tfn.math.rsqrt, pos), "exp": (tfn.exp, rand), "log": (tfn.math.log, pos),
-         "tanh": (tfn.tanh, rand), "sigmoid": (tfn.sigmoid, rand), "sin": (tfn.sin, rand), "cos": (tfn.cos, rand)}
+         "tanh": (tfn.tanh, rand), "sigmoid": (tfn.sigmoid, rand), "sin": (tfn.sin, rand), "cos": (tfn.cos, rand),
+         # inside their domains: (-1, 1) for asin, acos, atanh, x > 1 for acosh, no pole of tan
+         **{name: (getattr(tfn.math, name), lambda *s: rand(*s, lo=-0.9, hi=0.9))
+            for name in ("asin", "acos", "atanh", "tan")},
+         "acosh": (tfn.math.acosh, lambda *s: rand(*s, lo=1.2, hi=3.0))}
 BINARY = {"add": (tfn.add, rand, rand), "subtract": (tfn.subtract, rand, rand),
           "multiply": (tfn.multiply, rand, rand), "divide": (tfn.divide, rand, pos),
           "pow": (tfn.pow, pos, rand), "maximum": (tfn.maximum, apart, shifted),

@@ -3,6 +3,7 @@ indices, eager = compiled, dynamic dims, gradients by finite differences, ids ou
 import numpy as np
 import pytest
 from composite_cases import check_gradients, check_values
+from opcheck import central_differences, check
 
 import tfn
 
@@ -89,3 +90,25 @@ def test_out_of_range_ids_raise_naming_the_op_and_line():
         tfn.math.segment_sum(tfn.constant(D), [0.0, 1.0, 0.0, 0.0, 0.0])
     with pytest.raises(tfn.errors.InvalidArgumentError, match="TensorScatterAdd does not support dtype bool"):
         tfn.tensor_scatter_nd_add(tfn.constant([True]), [[0]], [False])
+
+
+def test_segment_means_and_sqrt_n():
+    d = np.arange(12.0).reshape(4, 3) - 4.0
+    ids = np.array([0, 2, 0, 2], np.int32)
+    counts = np.array([2.0, 0.0, 2.0, 0.0])[:, None]
+    sums = np.stack([d[ids == s].sum(0) for s in range(4)])
+    safe = np.where(counts == 0, 1, counts)
+    check(lambda d, i: tfn.math.unsorted_segment_mean(d, i, 4), lambda d, i: sums / safe, d, ids)
+    check(lambda d, i: tfn.math.unsorted_segment_sqrt_n(d, i, 4), lambda d, i: sums / np.sqrt(safe), d, ids)
+    check(tfn.math.segment_mean, lambda d, i: (sums / safe)[:3], d, np.array([0, 0, 2, 2], np.int32)[[0, 2, 1, 3]])
+    weights = np.arange(12.0).reshape(4, 3)
+
+    def grads(x):
+        with tfn.GradientTape() as tape:
+            tape.watch(x)
+            loss = tfn.reduce_sum(tfn.math.unsorted_segment_mean(x, ids, 4) * weights)
+        return tape.gradient(loss, x)
+    want = central_differences(lambda v: float(np.sum(np.stack([v[0][ids == s].sum(0) for s in range(4)]) / safe
+                                                        * weights)), [d.copy()], 1e-6)[0]
+    for got in (grads(tfn.constant(d)), tfn.function(grads)(tfn.constant(d))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)

@@ -87,6 +87,17 @@ func.func @erf(%v: vector<2x2xf64>) -> vector<2x2xf64> {
   return %0 : vector<2x2xf64>
 }
 
+// So do atan2 (two operands, extracted element by element) and the other libm-only functions.
+// CHECK-LABEL: func.func @atan2
+func.func @atan2(%y: vector<2xf64>, %x: vector<2xf64>) -> (vector<2xf64>, vector<2xf64>) {
+  // CHECK-COUNT-2: math.atan2 {{.*}} : f64
+  // CHECK: vector.from_elements
+  %0 = math.atan2 %y, %x : vector<2xf64>
+  // CHECK-COUNT-2: math.acosh {{.*}} : f64
+  %1 = math.acosh %x : vector<2xf64>
+  return %0, %1 : vector<2xf64>, vector<2xf64>
+}
+
 // f64 keeps libm's exact-rounded functions.
 // CHECK-LABEL: func.func @f64
 func.func @f64(%x: f64) -> f64 {

@@ -79,6 +79,46 @@ func.func @float64_inside(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32
   return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
 }
 
+// The inverse, hyperbolic and other libm functions (atan, asin, acos, tan, sinh, cosh, asinh, acosh, atanh,
+// erfc, atan2) are libm's in float64, rounded once, as erf.
+// CHECK-LABEL: func.func @libm_float64
+func.func @libm_float64(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: arith.extf {{.*}} : f32 to f64
+  // CHECK: math.atan {{.*}} : f64
+  // CHECK: arith.truncf {{.*}} : f64 to f32
+  %0 = "tfn.atan"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.erfc {{.*}} : f64
+  %1 = "tfn.erfc"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: math.atan2 {{.*}} : f64
+  %2 = "tfn.atan2"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// The others of the family, on float64 (no extension): one libm function each.
+// CHECK-LABEL: func.func @libm_others
+func.func @libm_others(%x: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>,
+                                               tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  // CHECK-NOT: arith.extf
+  // CHECK: math.asin {{.*}} : f64
+  %0 = "tfn.asin"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.acos {{.*}} : f64
+  %1 = "tfn.acos"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.tan {{.*}} : f64
+  %2 = "tfn.tan"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.sinh {{.*}} : f64
+  %3 = "tfn.sinh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.cosh {{.*}} : f64
+  %4 = "tfn.cosh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.asinh {{.*}} : f64
+  %5 = "tfn.asinh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.acosh {{.*}} : f64
+  %6 = "tfn.acosh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  // CHECK: math.atanh {{.*}} : f64
+  %7 = "tfn.atanh"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>,
+                                          tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+
 // Broadcasting: the row vector is read through (d0, d1) -> (d1).
 // CHECK-LABEL: func.func @binary
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<4xf32>)
