@@ -22,6 +22,7 @@ from tfn.keras import (  # noqa: F401
     losses,
     metrics,
     optimizers,
+    regularizers,
     saving,
     utils,
 )
@@ -44,3 +45,8 @@ backend = SimpleNamespace(floatx=utils.floatx, epsilon=utils.epsilon, image_data
                           clear_session=utils.clear_session)
 preprocessing = SimpleNamespace(sequence=SimpleNamespace(pad_sequences=utils.pad_sequences),
                                 timeseries_dataset_from_array=utils.timeseries_dataset_from_array)
+constraints = SimpleNamespace(Constraint=regularizers.Constraint, MaxNorm=regularizers.MaxNorm,
+                              NonNeg=regularizers.NonNeg, UnitNorm=regularizers.UnitNorm,
+                              MinMaxNorm=regularizers.MinMaxNorm, max_norm=regularizers.max_norm,
+                              non_neg=regularizers.non_neg, unit_norm=regularizers.unit_norm,
+                              min_max_norm=regularizers.min_max_norm, get=regularizers.get_constraint)

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from tfn.keras import activations, config, initializers
+from tfn.keras import activations, config, initializers, regularizers
 from tfn.keras._ops import tf
 from tfn.state.module import Module
 from tfn.state.variables import Variable
@@ -29,10 +29,17 @@ def _snake(name):
 class Layer(Module):
     """Keras's Layer: weights from `add_weight` (in `build`, run once on the first call with the input's shape)."""
 
-    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, **kwargs):
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, activity_regularizer=None, **kwargs):
+        # <weight>_regularizer / <weight>_constraint (kernel_, bias_, recurrent_, embeddings_, ...): for the weight
+        # add_weight makes under that name
+        rules = {k: kwargs.pop(k) for k in [k for k in kwargs if re.fullmatch(r"\w+_(regularizer|constraint)", k)]}
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
         object.__setattr__(self, "_tracked", [])
+        self._weight_rules = {k: (regularizers.get(v) if k.endswith("_regularizer") else regularizers.get_constraint(v))
+                              for k, v in rules.items()}
+        self._activity_regularizer = regularizers.get(activity_regularizer)
+        self._weight_penalties = []  # (variable, regularizer) for `losses`
         super().__init__(name=name if name is not None else unique_name(_snake(type(self).__name__)))
         self.trainable = trainable
         self.built = False
@@ -50,12 +57,20 @@ class Layer(Module):
             self.__dict__.setdefault("_tracked", []).append(value)
         object.__setattr__(self, key, value)
 
-    def add_weight(self, shape=(), initializer="glorot_uniform", dtype="float32", trainable=True, name=None):
-        """A new tfn.Variable of `shape` owned by this layer (trainable or not)."""
+    def add_weight(self, shape=(), initializer="glorot_uniform", dtype="float32", trainable=True, name=None,
+                   regularizer=None, constraint=None):
+        """A new tfn.Variable of `shape` owned by this layer (trainable or not). A regularizer's penalty of it joins
+        `losses` (the model's loss); a constraint is applied to it after each optimizer step. Both default to the
+        layer's `<name>_regularizer` / `<name>_constraint` arguments."""
         value = initializers.get(initializer)(tuple(shape), dtype)
+        rules = self.__dict__.get("_weight_rules", {})
+        regularizer = regularizers.get(regularizer) or rules.get(f"{name}_regularizer")
+        constraint = regularizers.get_constraint(constraint) or rules.get(f"{name}_constraint")
         variable = Variable(np.asarray(value, np.float32 if dtype == "float32" else None), trainable=trainable,
-                            name=f"{self.name}/{name or 'weight'}")
+                            name=f"{self.name}/{name or 'weight'}", constraint=constraint)
         self._own_weights.append(variable)
+        if regularizer is not None:
+            self.__dict__.setdefault("_weight_penalties", []).append((variable, regularizer))
         return variable
 
     def build(self, input_shape):
@@ -91,6 +106,8 @@ class Layer(Module):
             _CALL_DEPTH[0] -= 1
         if hasattr(outputs, "shape"):
             self._output_shape = (None, *tuple(outputs.shape)[1:]) if len(outputs.shape) else ()
+        if self.__dict__.get("_activity_regularizer") is not None and hasattr(outputs, "shape"):
+            self.add_loss(self._activity_regularizer(outputs))
         return outputs
 
     # Keras's InputSpec rank: the rank the layer's inputs must have (ndim) or at least (min_ndim); None: any
@@ -120,6 +137,7 @@ class Layer(Module):
             if id(layer) not in seen:
                 seen.add(id(layer))
                 out += layer.__dict__.get("_losses", [])
+                out += [regularizer(v) for v, regularizer in layer.__dict__.get("_weight_penalties", [])]
         return out
 
     def _all_sublayers(self):

@@ -102,6 +102,8 @@ class Optimizer:
             if self.weight_decay:
                 v.assign_sub(v * (lr_v * self.weight_decay))
             self.update_step(tf.cast(g, v.dtype), v, lr_v)
+            if getattr(v, "constraint", None) is not None:
+                v.assign(v.constraint(v))
         self.iterations.assign_add(np.int64(1))
         return self.iterations
 

@@ -19,7 +19,7 @@ import zipfile
 
 import numpy as np
 
-from tfn.keras import initializers, layers, losses, metrics, optimizers
+from tfn.keras import initializers, layers, losses, metrics, optimizers, regularizers
 from tfn.keras.config import serialize
 from tfn.keras.models import Model, Sequential
 from tfn.state.variables import init_scope
@@ -43,7 +43,7 @@ def get_registered_object(name, custom_objects=None):
 
 
 def _class(name, custom_objects):
-    for module in (layers, initializers, optimizers, losses, metrics):
+    for module in (layers, initializers, optimizers, losses, metrics, regularizers):
         cls = getattr(module, name, None)
         if isinstance(cls, type):
             return cls

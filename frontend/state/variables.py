@@ -56,7 +56,7 @@ class Variable(TensorBase):
     _dtype = None
 
     def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
-                 dtype=None, shape=None):
+                 dtype=None, shape=None, constraint=None):
         g = graph_mod.current()
         if g is not None and not g.variable_creation:
             raise _in_user_code(ValueError(SINGLETON_MESSAGE), g)
@@ -72,6 +72,9 @@ class Variable(TensorBase):
         self._name = f"{name or 'Variable'}:0"
         self._uid = next(_uids)
         self._lock = threading.RLock()  # reentrant: a py_function in a call holding it may update the variable
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"The `constraint` argument must be a callable. Received: {constraint!r}")
+        self._constraint = constraint  # what an optimizer step applies to the new value (Keras's)
         self._array = None  # None until initialised (an initial value computed inside a trace is written back)
         if isinstance(value, SymbolicTensor):  # depends on the trace: the trace's value, written back by its call
             g.state[self] = value
@@ -97,6 +100,11 @@ class Variable(TensorBase):
         """Where the variable's value lives (TF's): the host CPU, whatever the device scope it was made in —
         functions placed on a GPU copy it there when they read it (counted) and write it back."""
         return CPU_DEVICE
+
+    @property
+    def constraint(self):
+        """The function an optimizer applies to the value after each update, or None."""
+        return getattr(self, "_constraint", None)
 
     @property
     def trainable(self):
