@@ -14,7 +14,8 @@ can tile: an all-parallel linalg.generic (its elementwise kernels) or a linalg.g
   elsewhere: a new tensor, where the CPU path writes the slice in place.
 - the named linalg ops with reduction loops other than linalg.matmul and linalg.reduce (which have kernels of
   their own): convolutions, depthwise convolutions, pooling, batch matmul, matvec, ... generalized
-  (`transform.structured.generalize`); so are transposes and broadcasts of rank > 3 (a convolution's gradients).
+  (`transform.structured.generalize`); so are transposes and broadcasts of rank > 3 (a convolution's gradients)
+  and reductions of elements narrower than 32 bits (a bool `all`: the warp-shuffle kernel moves 32/64-bit values).
 
 The gathers read their sources inside the kernels, so on a GPU every read is of device memory by a device thread.
 """
@@ -23,6 +24,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from tfn.passes.lowering.common import generic, identity_map, index, parallel
 from tfn.passes.registry import PassFailure, register
+from tfn.passes.tfn_gpu_tile import narrow_reduction
 from tfn.passes.tfn_vectorize_kernels import apply_schedule, named_sequence
 from tfn.passes.walk import collect
 
@@ -220,7 +222,8 @@ def gpu_generalize(module_op):
                                        "dims cannot be told has no GPU kernel")
             raise PassFailure()
     named = collect(module_op, lambda o: o.name.startswith("linalg.") and o.name not in KEPT
-                    and o.name not in ("linalg.pack", "linalg.unpack") or _high_rank_copy(o))
+                    and o.name not in ("linalg.pack", "linalg.unpack") or _high_rank_copy(o)
+                    or o.name == "linalg.reduce" and narrow_reduction(o))
     if not named:
         return
     for i, op in enumerate(named):

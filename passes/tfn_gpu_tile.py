@@ -76,19 +76,32 @@ def reduction_dims(op):
     return dims
 
 
+def narrow_reduction(op):
+    """Whether op is a reduction of elements narrower than 32 bits (bools, i8, i16, f16): tfn-gpu-map's reduction
+    kernel moves values between threads with warp shuffles, which take 32- and 64-bit values, so these are 'loop'
+    kernels (tfn-gpu-generalize makes such a linalg.reduce a generic)."""
+    if op.name not in ("linalg.reduce", "linalg.generic") or not op.results:
+        return False
+    elem = ir.RankedTensorType(op.results[0].type).element_type
+    width = getattr(elem, "width", 32) if not isinstance(elem, ir.IndexType) else 64
+    return width < 32
+
+
 def classify(op):
     """'parallel', 'reduce', 'matmul', 'scalar' (rank 0, or a generic with reduction loops only: one thread), 'loop'
     (a linalg.generic with reduction loops of another form: one thread per point of its parallel loops) or None (no
     GPU kernel for it)."""
-    if op.name in KERNEL_OPS:
+    if op.name in KERNEL_OPS and not narrow_reduction(op):
         return KERNEL_OPS[op.name]
-    if reduction_dims(op) is not None:
+    if reduction_dims(op) is not None and not narrow_reduction(op):
         return "reduce"
     if op.name not in PARALLEL_OPS:
         return None
     iterators = _iterators(op)
     if not op.results:  # a generic writing no tensor: a check of its inputs (run-time errors), one thread a point
-        return "loop" if op.name == "linalg.generic" and "parallel" in iterators else None
+        if op.name != "linalg.generic":
+            return None
+        return "loop" if "parallel" in iterators else "scalar"
     if all(i == "parallel" for i in iterators):
         return "scalar" if _rank(op) == 0 else "parallel"
     if op.name == "linalg.generic":

@@ -14,7 +14,7 @@ from tfn.dialects.ops_check import INF, NAN, check_message, numerics_message, sh
 from tfn.dialects.types import TensorType
 from tfn.passes.lowering import runtime_errors
 from tfn.passes.lowering import scalar as s
-from tfn.passes.lowering.common import dim, empty, index, lowered_type, lowering
+from tfn.passes.lowering.common import affine_map, dim, empty, generic, index, lowered_type, lowering
 from tfn.passes.lowering.reduction import fill
 
 
@@ -86,11 +86,16 @@ runtime_errors.may_fail(ops.check, _format_check)
 
 @lowering(ops.check)
 def lower_check(rw):
-    """tfn.check(x, ok, details...) -> x; report(not ok, details)."""
+    """tfn.check(x, ok, details...) -> x; report(not ok, details), made by a rank-0 linalg.generic reading `ok` and
+    the details itself (on a GPU they are device memory: the generic becomes a kernel of one thread)."""
     x, ok, *details = rw.operands
     if len(details) > DETAIL_LEN:
         raise ValueError(f"tfn.check shows at most {DETAIL_LEN} details, got {len(details)}")
-    held = tensor.extract(ok, [])  # (a bool's lowered element type may be wider than i1)
-    failed = arith.cmpi(arith.CmpIPredicate.eq, held, arith.constant(held.type, 0))
-    runtime_errors.report(rw, failed, [tensor.extract(d, []) for d in details])
+
+    def body(held, *values):  # (a bool's lowered element type may be wider than i1)
+        failed = arith.cmpi(arith.CmpIPredicate.eq, held, arith.constant(held.type, 0))
+        runtime_errors.report(rw, failed, list(values))
+        return []
+    scalars = [ok, *details]
+    generic(scalars, [affine_map(0, [])] * len(scalars), [], [], [], body)
     return [x]
