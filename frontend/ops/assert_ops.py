@@ -13,12 +13,12 @@ from tfn.ops import array_ops, math_ops, reduction_ops, shape_ops
 from tfn.ops.composite import user_error
 
 
-def _literal(message):
+def literal(message):
     """A message for the check op, whose `{n}` fields are its run-time details: braces of the user's doubled."""
     return message.replace("{", "{{").replace("}", "}}")
 
 
-def _require(ok, message, details=()):
+def require(ok, message, details=()):
     """Raise InvalidArgumentError(message) unless `ok` (a bool scalar tensor) holds: now if it is known, else when
     the function runs (the check op, `details` int64 scalars shown as {0}, {1}, ...)."""
     ok = convert_to_tensor(ok)
@@ -41,12 +41,12 @@ def _compare(x, y, op, symbol, message, what="x", other="y"):
         y = math_ops.cast(y, x.dtype) if not y.dtype.is_bool else y
     holds = op(x, y)
     if holds.ndim == 0:
-        return _require(holds, _literal(_prefix(message) + f"Condition {what} {symbol} {other} did not hold."))
+        return require(holds, literal(_prefix(message) + f"Condition {what} {symbol} {other} did not hold."))
     flat = array_ops.reshape(holds, [-1])
     failed = math_ops.logical_not(flat)
     first = reduction_ops.argmax(math_ops.cast(failed, dtypes.int32), axis=0)
-    text = _literal(_prefix(message) + f"Condition {what} {symbol} {other} did not hold element-wise: ")
-    return _require(reduction_ops.reduce_all(flat), text + "first failing element at flat index {0}.", [first])
+    text = literal(_prefix(message) + f"Condition {what} {symbol} {other} did not hold element-wise: ")
+    return require(reduction_ops.reduce_all(flat), text + "first failing element at flat index {0}.", [first])
 
 
 @export("debugging.assert_equal", "assert_equal")
@@ -152,7 +152,7 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802  (TF's nam
             parts.append(str(convert_to_tensor(d).numpy()))
         else:
             parts.append(repr(d))
-    return _require(condition, _literal("assertion failed: [" + "] [".join(parts) + "]"))
+    return require(condition, literal("assertion failed: [" + "] [".join(parts) + "]"))
 
 
 @export("debugging.assert_shapes")
@@ -184,4 +184,4 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
                 runtime.append((math_ops.equal(math_ops.cast(have, dtypes.int64), math_ops.cast(target, dtypes.int64)),
                                 d, want))
     for ok, d, want in runtime:
-        _require(ok, _literal(f"{_prefix(message)}Dimension {d} does not have the size {want!r} names."))
+        require(ok, literal(f"{_prefix(message)}Dimension {d} does not have the size {want!r} names."))

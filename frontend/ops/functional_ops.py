@@ -5,11 +5,10 @@ import numpy as np
 from tfn import nest
 from tfn.core import graph as graph_mod
 from tfn.core.api import export
-from tfn.core.dispatch import apply
 from tfn.core.tensor import SymbolicTensor, convert_to_tensor
 from tfn.core.tensor_spec import TensorSpec
-from tfn.dialects.errors import InvalidArgumentError
 from tfn.ops import array_ops, fill_ops, math_ops, shape_ops, split_ops
+from tfn.ops.assert_ops import literal, require
 from tfn.ops.composite import user_error
 from tfn.ops.control_flow import cond, while_loop
 from tfn.ops.map_fn import map_fn
@@ -131,34 +130,21 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     if exclusive:
         count = add_n([math_ops.cast(p, "int32") for p in preds]) if len(preds) > 1 else \
             math_ops.cast(preds[0], "int32")
-        preds = [_checked(preds[0], math_ops.less_equal(count, 1), "Input error: exclusive=True and more than one "
-                          "predicate evaluated to True.")] + preds[1:]
+        require(math_ops.less_equal(count, 1),
+                literal("Input error: exclusive=True and more than one predicate evaluated to True."))
     fns = [f for _, f in pairs]
     if default is None:
         last_pred, last_fn = preds.pop(), fns.pop()
 
         def default():
-            out = last_fn()
-            leaves = nest.flatten(out)
-            checked = _checked(leaves[0], last_pred, "None of the conditions evaluated as True.")
-            return nest.pack_sequence_as(out, [checked] + list(leaves[1:]))
+            require(last_pred, literal("None of the conditions evaluated as True."))
+            return last_fn()
 
     def chain(i):
         if i == len(preds):
             return default()
         return cond(preds[i], fns[i], lambda: chain(i + 1))
     return chain(0)
-
-
-def _checked(x, ok, message):
-    """x, checked when it runs: InvalidArgumentError(message) unless `ok` (the check op)."""
-    x = convert_to_tensor(x)
-    ok = convert_to_tensor(ok)
-    if not isinstance(x, SymbolicTensor) and not isinstance(ok, SymbolicTensor):
-        if not bool(ok.numpy()):
-            raise InvalidArgumentError(message)
-        return x
-    return apply("check", [x, ok], {"message": message.replace("{", "{{").replace("}", "}}")})
 
 
 @export("vectorized_map")
