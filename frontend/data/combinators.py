@@ -26,6 +26,7 @@ from tfn.data.dataset import (
     _RangeDataset,
     _TensorSliceDataset,
     _Unary,
+    batched_cardinality,
 )
 from tfn.dialects.errors import FailedPreconditionError, InvalidArgumentError
 
@@ -304,10 +305,7 @@ class _PaddedBatchDataset(_Unary):
         self._user = (padded_shapes, padding_values)
 
     def _cardinality(self):
-        n = self._parent._cardinality()
-        if n < 0:
-            return n
-        return n // self._size if self._drop else -(-n // self._size)
+        return batched_cardinality(self._parent._cardinality(), self._size, self._drop)
 
     def _gen(self):
         rows = []

@@ -530,10 +530,7 @@ class _BatchDataset(_Unary):
         self._size, self._drop = size, drop
 
     def _cardinality(self):
-        n = self._parent._cardinality()
-        if n < 0:
-            return n
-        return n // self._size if self._drop else -(-n // self._size)
+        return batched_cardinality(self._parent._cardinality(), self._size, self._drop)
 
     def _gen(self):
         if isinstance(self._parent, _TensorSliceDataset):  # the common input pipeline: no per-row Python work
@@ -556,6 +553,13 @@ class _BatchDataset(_Unary):
 
     def _rebuild(self, tensors):
         return _BatchDataset(self._parent._rebuild(tensors), self._size, self._drop)
+
+
+def batched_cardinality(n, size, drop):
+    """Batches of `size` from n elements (the last smaller unless dropped); n itself when unknown or infinite."""
+    if n < 0:
+        return n
+    return n // size if drop else -(-n // size)
 
 
 def _stack(rows):
