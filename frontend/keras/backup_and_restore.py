@@ -9,16 +9,6 @@ import numpy as np
 from tfn.keras.callback import Callback
 
 
-def _build_optimizer(optimizer, variables):
-    """Make the optimizer's slots now, as its first apply_gradients would, so a backup can be loaded into them."""
-    new = [v for v in variables if id(v) not in optimizer._slots]
-    if new or not optimizer.built:
-        optimizer.build(new)
-        for v in new:
-            optimizer._slots.setdefault(id(v), {})
-        optimizer.built = True
-
-
 def _optimizer_state(optimizer):
     lr = getattr(optimizer, "_learning_rate", None)
     return list(optimizer.variables) + ([lr] if lr is not None else [])
@@ -63,7 +53,7 @@ class BackupAndRestore(Callback):
                              f"Model {model} is unbuilt. You can build it beforehand by calling it on a batch of data.")
         if os.path.exists(self._weights_path):
             optimizer = model.optimizer
-            _build_optimizer(optimizer, model.trainable_variables)
+            optimizer.build_slots(model.trainable_variables)
             with np.load(self._weights_path) as data:
                 model_values = [data[f"model{i}"] for i in range(int(data["n_model"]))]
                 opt_values = [data[f"optimizer{i}"] for i in range(int(data["n_optimizer"]))]

@@ -86,15 +86,20 @@ class Optimizer:
     def variables(self):
         return [self.iterations] + [s for slots in self._slots.values() for s in slots.values()]
 
-    def apply_gradients(self, grads_and_vars):
-        """Apply one step of the update rule to each (gradient, variable) pair (None gradients are skipped)."""
-        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
-        new = [v for _, v in pairs if id(v) not in self._slots]
+    def build_slots(self, variables):
+        """Make the slots of the variables that have none yet (what the first apply_gradients does; a checkpoint or
+        a saved model restores into them before it)."""
+        new = [v for v in variables if id(v) not in self._slots]
         if new or not self.built:
             self.build(new)
             for v in new:
                 self._slots.setdefault(id(v), {})
             self.built = True
+
+    def apply_gradients(self, grads_and_vars):
+        """Apply one step of the update rule to each (gradient, variable) pair (None gradients are skipped)."""
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        self.build_slots([v for _, v in pairs])
         grads = self._clip([tf.convert_to_tensor(g) for g, _ in pairs])
         lr = tf.cast(self.learning_rate, "float32")
         for g, v in zip(grads, [v for _, v in pairs]):

@@ -145,10 +145,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
 def _restore_optimizer(opt, variables, saved):
     """Make the optimizer's slots for the model's variables and set its state (step count, slots) from `saved`."""
     with init_scope():
-        opt.build([v for v in variables if id(v) not in opt._slots])
-    for v in variables:
-        opt._slots.setdefault(id(v), {})
-    opt.built = True
+        opt.build_slots(variables)
     if len(opt.variables) == len(saved):
         for var, value in zip(opt.variables, saved):
             var.assign(value)

@@ -237,12 +237,8 @@ def _make_missing_slots(keys, optimizers, values):
             if id(var) not in opt._slots:
                 wanted.setdefault(m["opt"], {})[id(var)] = var
     for path, variables in wanted.items():
-        opt = by_path[path]
         with init_scope():
-            opt.build(list(variables.values()))
-        for var_id in variables:
-            opt._slots.setdefault(var_id, {})
-        opt.built = True
+            by_path[path].build_slots(list(variables.values()))
 
 
 # --- the folder's `checkpoint` file and the manager ---------------------------------------------------------
